@@ -1,0 +1,47 @@
+# The two commands of the README: `make demo` and `make test`.
+# Both install what is missing (scripts/setup.sh), configure and build.
+BUILD      ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+
+.PHONY: all setup configure build demo test sanitize fuzz bench clean format
+
+all: build
+
+setup:
+	@bash scripts/setup.sh
+
+configure: setup
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@$(BUILD)/tools/reflexc check kb/
+	@$(BUILD)/tools/reflex diagnose --kb kb --format text examples/incident-pcie
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# ASan+UBSan: the whole suite under sanitizers (separate build tree).
+sanitize:
+	@$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS="-DREFLEX_SANITIZE=ON"
+
+# libFuzzer over parser+checker (clang). FUZZ_SECONDS=600 for the long run.
+FUZZ_SECONDS ?= 600
+fuzz: setup
+	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREFLEX_FUZZ=ON >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_rfx
+	@mkdir -p tests/fuzz/corpus
+	@build-fuzz/tests/fuzz/fuzz_rfx -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 tests/fuzz/corpus tests/fuzz/seeds
+
+bench: build
+	@bash bench/ingest_bench.sh
+
+format:
+	@find compiler runtime tools tests include examples bench -name '*.cpp' -o -name '*.h' | grep -v /generated/ | xargs clang-format -i
+
+clean:
+	@rm -rf $(BUILD) build-asan build-fuzz

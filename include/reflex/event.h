@@ -1,0 +1,63 @@
+// A recognized event: one signature matched on one device at one time.
+// Produced by ingest (or read back from `reflex events` JSONL), consumed by the
+// diagnosis engine and the store.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "reflex/kb.h"
+
+namespace reflex {
+
+// Microseconds since the Unix epoch, UTC.
+using TimeUs = int64_t;
+
+struct EventTime {
+  std::optional<TimeUs> wall;  // absent for raw dmesg without boot_time
+  std::optional<double> mono;  // seconds since boot, when the line carried it
+  // Which clock the time came from: "<host>/kernel" or "<host>/app" (spec §3:
+  // skew tolerance applies between clocks, order is exact within one).
+  std::string clock;
+};
+
+struct Event {
+  std::string name;         // signature (or latent) name
+  std::string device;       // spec §2 id, e.g. "node-0017/gpu3"; placeholder ids allowed
+  DeviceKind kind = DeviceKind::host;
+  std::string host;         // "" for cluster-level devices
+  EventTime time;
+  std::vector<std::pair<std::string, std::string>> fields;    // normalised values
+  std::vector<std::pair<std::string, std::string>> bindings;  // extra devices: name -> device id
+  std::string evidence;     // "hosts/node-0017/kern.log:812"
+  std::string line;         // raw line (multi-line messages joined with "\n")
+  Transport transport = kTransportApp;
+  uint64_t count = 1;       // storms: how many lines folded into this event
+  std::optional<TimeUs> first, last;
+  bool placeholder_device = false;  // device not in topology; see notes
+  uint64_t seq = 0;         // ingest order, for stable sorting
+
+  const std::string* field(const std::string& k) const {
+    for (auto& [n, v] : fields)
+      if (n == k) return &v;
+    return nullptr;
+  }
+  const std::string* binding(const std::string& k) const {
+    for (auto& [n, v] : bindings)
+      if (n == k) return &v;
+    return nullptr;
+  }
+};
+
+// Output times: RFC 3339 UTC with microseconds and 'Z'.
+std::string format_time_us(TimeUs t);
+// A UTC civil time to microseconds since the epoch (no time-zone database).
+TimeUs civil_to_time_us(int year, int month, int day, int hour, int minute, int second,
+                        int64_t micros);
+// Parses what format_time_us writes (and RFC 3339 with offsets / fewer digits).
+std::optional<TimeUs> parse_rfc3339(const std::string& s);
+
+}  // namespace reflex

@@ -1,0 +1,114 @@
+// Ingest: log lines in, typed events on concrete devices out.
+//   formats (LogReader) -> matcher (Hyperscan prefilter, RE2 captures)
+//   -> device resolution (Topology) -> storms/dedup/aggregation -> sink.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reflex/event.h"
+#include "reflex/kb.h"
+#include "reflex/topology.h"
+
+namespace reflex {
+
+struct IngestOptions {
+  bool strict_transport = false;    // refuse syslog text tagged "kernel:" as kernel
+  size_t max_line_bytes = 1 << 20;  // longer lines are truncated and counted
+  double default_dedup_s = 0;       // dedup window for signatures without one
+};
+
+struct IngestStats {
+  uint64_t lines = 0, bytes = 0;
+  uint64_t matched_lines = 0, events = 0;
+  uint64_t skipped_invalid_json = 0, skipped_no_msg = 0;
+  uint64_t invalid_utf8 = 0, nul_bytes = 0, truncated_long_lines = 0;
+  uint64_t unknown_hosts = 0, placeholder_devices = 0;
+  uint64_t no_timestamp = 0, implausible_time = 0;
+  uint64_t folded_by_dedup = 0, below_aggregate = 0;
+  // Additive (ingest helper): lines a fail-slow baseline judged normal or that
+  // arrived before the baseline had enough history; multi-line messages whose
+  // continuation never came; RE2 refusing a Hyperscan candidate; lines that a
+  // signature's pattern matched but its typing/`when` refused.
+  uint64_t below_baseline = 0, incomplete_multiline = 0;
+  uint64_t prefilter_rejects = 0, rejected_by_when = 0;
+  uint64_t transport_mismatch = 0;  // pattern matched, but not through the signature's `from`
+  std::map<std::string, uint64_t> per_signature_hits;
+  std::vector<std::string> notes;  // said once each ("raw dmesg on node-3 without boot_time: ordered within host only")
+};
+
+using EventSink = std::function<void(Event&&)>;
+
+// Thread-safety: every public member locks one internal mutex, so several
+// threads may feed one Ingestor (the C API does); lines of one stream must
+// still arrive in order for multi-line joins. The sink is called with the
+// mutex held: it must not call back into the Ingestor. For throughput use one
+// Ingestor per thread.
+//
+// Storm semantics (docs/ingest.md): per (signature, device) a `baseline` is
+// judged first, then `aggregate`, then `dedup`.
+//  - baseline FIELD above F x median of last N: fires when the value exceeds
+//    F x median of the previous values; it judges only once it has seen at
+//    least ceil(N/2) values (earlier lines are counted in below_baseline).
+//  - aggregate count >= N within DUR: the event fires on the N-th line inside
+//    a sliding window of DUR, carrying count/first/last of those N lines; the
+//    window then restarts (a steady storm fires once per N lines, which dedup
+//    may fold further). Lines below the threshold count in below_aggregate.
+//  - dedup DUR [by F...]: repeats of (signature, device, F values) fold into
+//    one event while they stay within DUR of the fold's first line; it is
+//    emitted when a later line falls outside that window, when time advances
+//    past it (any line's wall time, or advance_time()), or at finish().
+class Ingestor {
+ public:
+  // kb and topo must outlive the Ingestor.
+  Ingestor(const KnowledgeBase& kb, const Topology& topo, IngestOptions opts = {});
+  ~Ingestor();
+  Ingestor(const Ingestor&) = delete;
+  Ingestor& operator=(const Ingestor&) = delete;
+
+  void set_sink(EventSink sink);
+
+  // Batch: every hosts/<host>/<file> of a bundle (spec §3), gz and rotated files included.
+  // Returns false and sets *error for an unusable bundle (not a directory, ...).
+  bool read_bundle(const std::string& dir, std::string* error);
+  // One file's lines for one host (format detected per line).
+  void read_file(const std::string& path, const std::string& bundle_relative,
+                 const std::string& host_dir_name);
+  // Streaming: one envelope (spec §4) per call.
+  void feed_envelope(std::string_view json_line);
+  // A single raw line with a known host and transport (used by tests / `log` statements).
+  void feed_line(const std::string& host, Transport transport, std::string_view line,
+                 std::string_view evidence_file, uint64_t line_no);
+  // End of input: flush pending multi-line joins and storm summaries.
+  void finish();
+  // Streaming: emit dedup folds whose window closed before `now` (wall clock).
+  void advance_time(TimeUs now);
+
+  // False when the knowledge base could not be prepared at all (then nothing
+  // matches); notes say why. Signatures that fail individually are noted.
+  bool ok() const;
+  // Distinct patterns in the Hyperscan database (diagnostics / benchmarks).
+  size_t pattern_count() const;
+
+  // The counters so far. The reference stays valid but is only refreshed by
+  // the next stats() call; from several threads use stats_snapshot().
+  const IngestStats& stats() const;
+  IngestStats stats_snapshot() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Every signature's first-line pattern (distinct texts, KB order), for
+// comparisons with grep/rg. posix_ere=true rewrites RE2 syntax for `grep -E`
+// ((?P<name> and (?: become plain groups, \d becomes [0-9]).
+std::vector<std::string> export_patterns(const KnowledgeBase& kb, bool posix_ere);
+
+}  // namespace reflex

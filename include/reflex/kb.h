@@ -1,0 +1,248 @@
+// The compiled knowledge base: what `reflexc build` writes and the runtime
+// loads. This is the one contract between the compiler and the runtime; the
+// compiler's AST never leaves the compiler, and the runtime never sees .rfx text.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace reflex {
+
+// Built-in device kinds; they mirror the topology file (spec §1-2).
+enum class DeviceKind : uint8_t {
+  host,
+  gpu,
+  nic,
+  pcie_port,
+  nvswitch,
+  fabric_switch,
+  job,
+  rank,
+  storage,
+};
+const char* to_string(DeviceKind k);
+std::optional<DeviceKind> device_kind_from_string(const std::string& s);
+
+// How a log line arrived. Kernel signatures fire only on kernel lines.
+enum Transport : uint8_t {
+  kTransportKernel = 1,
+  kTransportSyslog = 2,
+  kTransportJournal = 4,
+  kTransportApp = 8,
+  kTransportAny = 15,
+};
+const char* transport_name(Transport t);  // "kernel", "syslog", "journal", "app"
+std::optional<Transport> transport_from_string(const std::string& s);
+
+enum class FieldType : uint8_t { int_, hex, float_, bdf, ip, string };
+const char* to_string(FieldType t);
+
+enum class Severity : uint8_t { info, warning, minor, major, critical };
+const char* to_string(Severity s);
+
+enum class SymptomKind : uint8_t { none, crash, hang, launch, slowdown };
+const char* to_string(SymptomKind s);
+
+// Topology relations between two devices (docs/language.md §3).
+enum class Relation : uint8_t {
+  same,
+  same_host,
+  on,
+  below,
+  paired,
+  nvlink_peer,
+  serves,
+  attached,
+  uplink,
+  runs_on,
+  uses,
+  in,
+  same_job,
+  mounts,
+  any,
+};
+const char* to_string(Relation r);
+std::optional<Relation> relation_from_string(const std::string& s);
+
+struct SourceLoc {
+  std::string file;  // path as given to the compiler, e.g. "kb/pcie.rfx"
+  int line = 0;      // 1-based
+  int col = 0;       // 1-based
+  std::string str() const;  // "kb/pcie.rfx:41"
+};
+
+struct FieldDecl {
+  std::string name;
+  FieldType type = FieldType::string;
+};
+
+// A boolean condition over an event's fields (docs/language.md §5.1).
+struct Condition {
+  enum class Op : uint8_t { eq, ne, lt, le, gt, ge, in, not_in, matches, and_, or_, not_ };
+  Op op = Op::eq;
+  std::string field;                 // leaf ops
+  std::vector<std::string> values;   // leaf ops: literal values as text (numbers normalised)
+  std::vector<Condition> children;   // and_/or_/not_
+};
+
+struct Locator {
+  DeviceKind kind = DeviceKind::host;
+  std::string field;    // capture that names the device
+  std::string binding;  // "" = the event's own device; else an extra named device ("peer")
+};
+
+struct Aggregation {
+  int count_at_least = 0;  // 0 = none
+  double within_s = 0;
+};
+
+struct Dedup {
+  double window_s = 0;  // 0 = none
+  std::vector<std::string> by_fields;
+};
+
+struct Baseline {
+  std::string field;  // "" = none
+  double factor = 0;
+  int window = 0;     // last N values
+};
+
+struct Example {
+  std::string line;
+  Transport source = kTransportKernel;
+  std::map<std::string, std::string> expect;  // field -> expected normalised value
+  SourceLoc loc;
+};
+
+struct Signature {
+  std::string name;
+  SourceLoc loc;
+  DeviceKind kind = DeviceKind::host;
+  uint8_t sources = kTransportAny;    // Transport bitmask
+  std::vector<std::string> patterns;  // [0] the first line; [1..] continuation lines (`then`)
+  int join_within_lines = 4;
+  std::vector<FieldDecl> fields;
+  std::optional<Condition> when;
+  std::vector<Locator> locators;
+  std::string fault_class;  // "" = not a root-cause event (a symptom or a consequence only)
+  Severity severity = Severity::info;
+  std::string nature;
+  std::string description;
+  std::string action;
+  std::string remediation;
+  SymptomKind symptom = SymptomKind::none;
+  Aggregation aggregate;
+  Dedup dedup;
+  Baseline baseline;
+  std::vector<Example> examples;
+  std::vector<Example> near_misses;
+};
+
+struct Latent {
+  std::string name;
+  SourceLoc loc;
+  DeviceKind kind = DeviceKind::host;
+  std::string fault_class;
+  Severity severity = Severity::major;
+  std::string nature;
+  std::string description;
+  std::string action;
+  std::string remediation;
+  bool silent = false;  // requires the device's host to have gone quiet while peers log
+};
+
+struct DeviceRef {
+  enum class Side : uint8_t { cause, effect };
+  Side side = Side::cause;
+  std::string binding;  // "" = the event's device
+};
+
+struct RelationConstraint {
+  DeviceRef lhs;
+  Relation rel = Relation::any;
+  DeviceRef rhs;
+};
+
+struct Rule {
+  std::string name;
+  SourceLoc loc;
+  std::string cause;   // signature or latent name
+  std::string effect;  // signature name (a latent cannot be an effect)
+  std::vector<RelationConstraint> where;  // conjunction; empty = any
+  double min_s = 0;
+  double max_s = 0;
+  double skew_s = 0;
+  double strength = 1.0;
+};
+
+struct FaultClass {
+  std::string name;
+  std::string parent;  // "" = a standard class
+  std::string description;
+  SourceLoc loc;
+};
+
+struct TestLog {
+  std::string host;
+  Transport source = kTransportKernel;
+  std::string line;
+};
+
+struct TestExpect {
+  enum class Kind : uint8_t { root, no_root, event };
+  Kind kind = Kind::root;
+  std::string device;       // root/event: device id ("" = any)
+  std::string fault_class;  // root: optional
+  std::string event;        // event: name
+  int rank = 1;             // root: 1 = top
+  SourceLoc loc;
+};
+
+struct KbTest {
+  std::string name;
+  SourceLoc loc;
+  std::string topology_path;  // resolved path, or "" when inline
+  std::string topology_json;  // inline JSON text
+  std::string bundle_dir;     // resolved path, or ""
+  std::vector<TestLog> logs;
+  std::vector<TestExpect> expects;
+};
+
+struct KbMeta {
+  int language_version = 1;
+  std::string name;
+  std::string version;
+  std::string requires_engine;  // e.g. ">= 0.1.0"
+};
+
+// Recorded in every artifact; the runtime refuses a mismatch.
+struct ArtifactInfo {
+  int format_version = 0;
+  std::string compiler_version;
+  std::string source_hash;  // sha256 of the sources, in path order
+};
+
+struct KnowledgeBase {
+  KbMeta meta;
+  ArtifactInfo artifact;
+  std::vector<FaultClass> classes;
+  std::vector<Signature> signatures;  // abstract signatures are not included
+  std::vector<Latent> latents;
+  std::vector<Rule> rules;
+  std::vector<KbTest> tests;
+
+  // Lookups by name (linear scans are fine off the hot path; the runtime
+  // builds its own indexes).
+  const Signature* find_signature(const std::string& name) const;
+  const Latent* find_latent(const std::string& name) const;
+  const FaultClass* find_class(const std::string& name) const;
+  // The standard class at the top of `cls`'s parent chain ("" if unknown).
+  std::string standard_class(const std::string& cls) const;
+};
+
+constexpr int kArtifactFormatVersion = 1;
+
+}  // namespace reflex

@@ -1,0 +1,84 @@
+// The cluster as the runtime sees it (spec §1) and the device ids of spec §2.
+// Loading is all-or-nothing: a bad file yields an error naming the file, the
+// JSON path and the problem, and no Topology.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reflex/kb.h"
+#include "reflex/values.h"  // normalize_bdf
+
+namespace reflex {
+
+struct TopologyError {
+  std::string file;
+  std::string json_path;  // e.g. "$.hosts[3].gpus[1].pcie_switch"
+  std::string message;
+  std::string str() const;  // "topology.json: $.hosts[3]...: GPU names switch 'sw9' that does not exist"
+};
+
+struct DeviceInfo {
+  std::string id;      // spec §2 id
+  DeviceKind kind = DeviceKind::host;
+  std::string host;    // owning host ("" for fabric/job/storage)
+  std::string bdf;     // normalised, when known
+  bool placeholder = false;
+};
+
+class Topology {
+ public:
+  Topology();
+  ~Topology();
+  Topology(Topology&&) noexcept;
+  Topology& operator=(Topology&&) noexcept;
+
+  // Never throws. On error returns nullptr and fills *err.
+  static std::unique_ptr<Topology> load_file(const std::string& path, TopologyError* err);
+  static std::unique_ptr<Topology> load_text(std::string_view json, const std::string& origin,
+                                             TopologyError* err);
+  // An empty topology (no hosts): every device becomes a placeholder.
+  static std::unique_ptr<Topology> empty();
+
+  const std::string& cluster() const;
+  size_t host_count() const;
+  std::vector<std::string> host_names() const;
+  // Notes about degraded input ("host node-3 has no GPU BDFs: GPUs known by BDF only"),
+  // each said once.
+  const std::vector<std::string>& notes() const;
+
+  // ---- resolution (ingest) ----
+  // Exact name, then short name (before the first dot), then IP.
+  std::optional<std::string> resolve_host(std::string_view name_or_ip) const;
+  // A device on `host` by PCI address: GPU, NIC, PCIe switch/port or NVSwitch.
+  std::optional<DeviceInfo> device_by_bdf(const std::string& host, std::string_view bdf) const;
+  std::optional<DeviceInfo> gpu_by_index(const std::string& host, int index) const;
+  std::optional<DeviceInfo> nic_by_name(const std::string& host, std::string_view mlx5_or_netdev) const;
+  std::optional<DeviceInfo> nic_by_ip(std::string_view ip) const;   // cluster-wide
+  std::optional<DeviceInfo> nvswitch_by_id(const std::string& host, std::string_view id) const;
+  // Rank in a job ("" = the only job, or the first job listing the rank).
+  std::optional<DeviceInfo> rank(std::string_view job, int rank) const;
+  std::optional<DeviceInfo> fabric_switch(std::string_view name) const;
+  std::optional<DeviceInfo> storage(std::string_view name_or_ip) const;
+  // Jobs that have a rank on this host (in file order).
+  std::vector<std::string> jobs_of_host(const std::string& host) const;
+
+  // ---- devices and relations (engine) ----
+  std::optional<DeviceInfo> device(std::string_view id) const;  // also parses placeholder ids
+  // True when `a REL b` holds (docs/language.md §3). Placeholders relate by host only.
+  bool related(Relation rel, std::string_view a, std::string_view b) const;
+  // Every device x of `kind` with `x REL b` (when x_is_lhs) or `b REL x`.
+  std::vector<std::string> related_devices(Relation rel, std::string_view b, bool x_is_lhs,
+                                           DeviceKind kind) const;
+  // All devices of a kind (hosts in file order).
+  std::vector<std::string> devices_of_kind(DeviceKind kind) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace reflex

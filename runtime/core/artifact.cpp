@@ -1,0 +1,231 @@
+// The compiled knowledge base on disk: magic + CBOR (nlohmann::json).
+// Every struct is written field by field with defaults on read, so a newer
+// reader tolerates an older artifact of the same format version.
+#include "reflex/artifact.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#ifndef REFLEX_VERSION
+#define REFLEX_VERSION "0.0.0"
+#endif
+
+namespace reflex {
+
+using nlohmann::json;
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SourceLoc, file, line, col)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FieldDecl, name, type)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Condition, op, field, values, children)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Locator, kind, field, binding)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Aggregation, count_at_least, within_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Dedup, window_s, by_fields)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Baseline, field, factor, window)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Example, line, source, expect, loc)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Latent, name, loc, kind, fault_class, severity,
+                                                nature, description, action, remediation, silent)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceRef, side, binding)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RelationConstraint, lhs, rel, rhs)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Rule, name, loc, cause, effect, where, min_s,
+                                                max_s, skew_s, strength)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FaultClass, name, parent, description, loc)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TestLog, host, source, line)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TestExpect, kind, device, fault_class, event,
+                                                rank, loc)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KbTest, name, loc, topology_path, topology_json,
+                                                bundle_dir, logs, expects)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KbMeta, language_version, name, version,
+                                                requires_engine)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ArtifactInfo, format_version, compiler_version,
+                                                source_hash)
+
+// Signature has an optional<Condition>, which nlohmann 3.11 does not map itself.
+void to_json(json& j, const Signature& s) {
+  j = json{{"name", s.name},
+           {"loc", s.loc},
+           {"kind", s.kind},
+           {"sources", s.sources},
+           {"patterns", s.patterns},
+           {"join_within_lines", s.join_within_lines},
+           {"fields", s.fields},
+           {"locators", s.locators},
+           {"fault_class", s.fault_class},
+           {"severity", s.severity},
+           {"nature", s.nature},
+           {"description", s.description},
+           {"action", s.action},
+           {"remediation", s.remediation},
+           {"symptom", s.symptom},
+           {"aggregate", s.aggregate},
+           {"dedup", s.dedup},
+           {"baseline", s.baseline},
+           {"examples", s.examples},
+           {"near_misses", s.near_misses}};
+  if (s.when) j["when"] = *s.when;
+}
+
+void from_json(const json& j, Signature& s) {
+  Signature d;
+  s.name = j.value("name", d.name);
+  s.loc = j.value("loc", d.loc);
+  s.kind = j.value("kind", d.kind);
+  s.sources = j.value("sources", d.sources);
+  s.patterns = j.value("patterns", d.patterns);
+  s.join_within_lines = j.value("join_within_lines", d.join_within_lines);
+  s.fields = j.value("fields", d.fields);
+  s.locators = j.value("locators", d.locators);
+  s.fault_class = j.value("fault_class", d.fault_class);
+  s.severity = j.value("severity", d.severity);
+  s.nature = j.value("nature", d.nature);
+  s.description = j.value("description", d.description);
+  s.action = j.value("action", d.action);
+  s.remediation = j.value("remediation", d.remediation);
+  s.symptom = j.value("symptom", d.symptom);
+  s.aggregate = j.value("aggregate", d.aggregate);
+  s.dedup = j.value("dedup", d.dedup);
+  s.baseline = j.value("baseline", d.baseline);
+  s.examples = j.value("examples", d.examples);
+  s.near_misses = j.value("near_misses", d.near_misses);
+  if (j.contains("when")) s.when = j.at("when").get<Condition>();
+}
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KnowledgeBase, meta, artifact, classes, signatures,
+                                                latents, rules, tests)
+
+namespace {
+constexpr char kMagic[8] = {'R', 'F', 'X', 'K', 'B', '\0', '\0', '\1'};
+}
+
+const char* engine_version() { return REFLEX_VERSION; }
+
+std::vector<uint8_t> kb_to_cbor(const KnowledgeBase& kb) { return json::to_cbor(json(kb)); }
+
+std::optional<KnowledgeBase> kb_from_cbor(const std::vector<uint8_t>& bytes, std::string* error) {
+  json j = json::from_cbor(bytes, /*strict=*/true, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    if (error) *error = "the artifact's contents are not a valid knowledge base (truncated or corrupt)";
+    return std::nullopt;
+  }
+  try {
+    return j.get<KnowledgeBase>();
+  } catch (const std::exception& e) {
+    if (error) *error = std::string("the artifact's contents do not fit this engine: ") + e.what();
+    return std::nullopt;
+  }
+}
+
+bool save_artifact(const KnowledgeBase& kb, const std::string& path, std::string* error) {
+  std::vector<uint8_t> body = kb_to_cbor(kb);
+  // Write to a temporary name and rename, so a reader never sees half a file.
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      if (error) *error = "cannot write '" + tmp + "': " + std::strerror(errno);
+      return false;
+    }
+    out.write(kMagic, sizeof kMagic);
+    out.write(reinterpret_cast<const char*>(body.data()), static_cast<std::streamsize>(body.size()));
+    if (!out) {
+      if (error) *error = "cannot write '" + tmp + "': " + std::strerror(errno);
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    if (error) *error = "cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno);
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool is_artifact_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[8] = {};
+  if (!in.read(head, sizeof head)) return false;
+  return std::memcmp(head, kMagic, 6) == 0;  // "RFXKB\0": any format version
+}
+
+std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string* error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (error) *error = "cannot open '" + path + "': " + std::strerror(errno);
+    return std::nullopt;
+  }
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, 6) != 0) {
+    if (error) *error = "'" + path + "' is not a Reflex knowledge-base artifact";
+    return std::nullopt;
+  }
+  int format = bytes[6] << 8 | bytes[7];
+  if (format != kArtifactFormatVersion) {
+    if (error)
+      *error = "'" + path + "' has artifact format " + std::to_string(format) +
+               ", this engine reads format " + std::to_string(kArtifactFormatVersion) +
+               "; rebuild it with this version's reflexc";
+    return std::nullopt;
+  }
+  std::vector<uint8_t> body(bytes.begin() + sizeof kMagic, bytes.end());
+  std::string why;
+  auto kb = kb_from_cbor(body, &why);
+  if (!kb) {
+    if (error) *error = "'" + path + "': " + why;
+    return std::nullopt;
+  }
+  if (kb->artifact.format_version != kArtifactFormatVersion) {
+    if (error)
+      *error = "'" + path + "' records format version " +
+               std::to_string(kb->artifact.format_version) + ", expected " +
+               std::to_string(kArtifactFormatVersion);
+    return std::nullopt;
+  }
+  if (!engine_version_satisfies(engine_version(), kb->meta.requires_engine, &why)) {
+    if (error) *error = "'" + path + "': " + why;
+    return std::nullopt;
+  }
+  return kb;
+}
+
+namespace {
+bool parse_semver(const std::string& s, int v[3]) {
+  v[0] = v[1] = v[2] = 0;
+  int n = std::sscanf(s.c_str(), "%d.%d.%d", &v[0], &v[1], &v[2]);
+  return n >= 1;
+}
+}  // namespace
+
+bool engine_version_satisfies(const std::string& engine, const std::string& req, std::string* error) {
+  std::string r = req;
+  while (!r.empty() && r.front() == ' ') r.erase(r.begin());
+  if (r.empty()) return true;
+  std::string op;
+  while (!r.empty() && (r.front() == '>' || r.front() == '<' || r.front() == '=')) {
+    op.push_back(r.front());
+    r.erase(r.begin());
+  }
+  while (!r.empty() && r.front() == ' ') r.erase(r.begin());
+  if (op.empty()) op = ">=";
+  int want[3], have[3];
+  if (!parse_semver(r, want) || !parse_semver(engine, have)) {
+    if (error) *error = "cannot read engine requirement '" + req + "'";
+    return false;
+  }
+  int cmp = 0;
+  for (int i = 0; i < 3 && cmp == 0; ++i) cmp = (have[i] > want[i]) - (have[i] < want[i]);
+  bool ok = op == ">=" ? cmp >= 0
+            : op == ">" ? cmp > 0
+            : (op == "=" || op == "==") ? cmp == 0
+            : op == "<" ? cmp < 0
+            : op == "<=" ? cmp <= 0
+                         : false;
+  if (!ok && error)
+    *error = "the knowledge base requires engine " + req + ", this is engine " + engine;
+  return ok;
+}
+
+}  // namespace reflex
