@@ -14,6 +14,7 @@
 
 #include "reflex/event.h"
 #include "reflex/kb.h"
+#include "reflex/log_record.h"
 #include "reflex/topology.h"
 
 namespace reflex {
@@ -39,6 +40,7 @@ struct IngestStats {
   uint64_t below_baseline = 0, incomplete_multiline = 0;
   uint64_t prefilter_rejects = 0, rejected_by_when = 0;
   uint64_t transport_mismatch = 0;  // pattern matched, but not through the signature's `from`
+  uint64_t skipped_files = 0;       // unreadable/binary files under hosts/ (formats)
   std::map<std::string, uint64_t> per_signature_hits;
   std::vector<std::string> notes;  // said once each ("raw dmesg on node-3 without boot_time: ordered within host only")
 };
@@ -85,6 +87,9 @@ class Ingestor {
   // A single raw line with a known host and transport (used by tests / `log` statements).
   void feed_line(const std::string& host, Transport transport, std::string_view line,
                  std::string_view evidence_file, uint64_t line_no);
+  // A record already parsed by the caller (its own LineParser / envelope
+  // parsing). Allocates nothing when the message matches no pattern.
+  void feed_record(const LogRecord& rec);
   // End of input: flush pending multi-line joins and storm summaries.
   void finish();
   // Streaming: emit dedup folds whose window closed before `now` (wall clock).

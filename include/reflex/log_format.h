@@ -25,6 +25,8 @@ struct FormatStats {
   uint64_t invalid_utf8 = 0, nul_bytes = 0, truncated_long_lines = 0;
   uint64_t skipped_invalid_json = 0, skipped_no_msg = 0;
   uint64_t no_timestamp = 0, implausible_time = 0, unknown_hosts = 0;
+  uint64_t skipped_files = 0;        // additive: unreadable/binary files under hosts/
+  uint64_t cri_partial_joined = 0;   // additive: CRI "P" lines joined into the next line
   std::vector<std::string> notes;  // each said once
 };
 

@@ -17,6 +17,9 @@ struct LogRecord {
   bool host_known = true;      // false: not in the topology (kept, flagged)
   EventTime time;              // wall and/or mono, and the clock it came from
   bool time_inherited = false; // the line had no time; it took the previous line's
+  // Additive (formats): the time is before 2000, more than a year past the
+  // bundle's year, or the year was unknown; kept as parsed, counted in stats.
+  bool time_implausible = false;
   Transport transport = kTransportApp;
   std::string_view msg;        // the message after the format's prefix (valid until the next line)
   std::string_view raw;        // the whole raw line

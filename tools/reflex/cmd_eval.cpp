@@ -1,13 +1,441 @@
-// Placeholder until its owner lands it; says so instead of pretending.
+// `reflex eval`: diagnose every bundle (a directory holding truth.json) under
+// the given directories with the engine's library API, and score the answers
+// against truth.json (spec §3, §7; scoring rules of reference/domain.md §7.4):
+//
+//  - top-1 / top-3 device: the truth device is the first / among the first
+//    three root causes (ids compared normalised: placeholder GPU ids by BDF,
+//    PCI addresses lower case). A truth "accept" list adds accepted ids.
+//  - localizable=false: correct when the diagnosis names no root cause, or its
+//    first root cause is a device the truth accepts (e.g. job/<id>). These
+//    bundles count in top-1/top-3/host with that rule; fault class is judged
+//    on localizable bundles only.
+//  - host: the host of the first root cause is the truth's host (ranks map to
+//    their host; job, fabric and storage ids are their own "host").
+//  - time to diagnosis: wall time per bundle (topology load + ingest +
+//    diagnosis), the KB is loaded once.
+// When the engine finds several incidents in a bundle, the one with the most
+// job-level symptoms is scored (ties: the first).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "reflex/compiler.h"
+#include "reflex/diagnosis.h"
+#include "reflex/engine.h"
+#include "reflex/topology.h"
 
 namespace reflex::cli {
 
-int run_eval(int, char**) {
-  std::fputs("reflex eval: not implemented yet\n", stderr);
-  return 2;
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+struct TruthRec {
+  std::string device, fault_class, scenario;
+  bool localizable = true;
+  std::vector<std::string> accept;
+};
+
+struct Pred {
+  std::string device, fault_class;
+  double score = 0;
+};
+
+struct Result {
+  std::string bundle;
+  TruthRec truth;
+  std::vector<Pred> pred;
+  double seconds = 0;
+  bool error = false;
+  std::string message;
+  bool top1 = false, top3 = false, host = false, cls = false;
+  std::string confusion;
+};
+
+std::optional<TruthRec> read_truth(const fs::path& p, std::string* err) {
+  std::ifstream in(p);
+  if (!in) {
+    *err = "cannot read " + p.string();
+    return std::nullopt;
+  }
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    *err = p.string() + ": not a JSON object";
+    return std::nullopt;
+  }
+  TruthRec t;
+  const json& rc = j.value("root_cause", json::object());
+  if (rc.is_object()) {
+    if (rc.contains("device") && rc["device"].is_string()) t.device = rc["device"].get<std::string>();
+    if (rc.contains("fault_class") && rc["fault_class"].is_string())
+      t.fault_class = rc["fault_class"].get<std::string>();
+  }
+  if (j.contains("localizable") && j["localizable"].is_boolean()) t.localizable = j["localizable"].get<bool>();
+  if (j.contains("scenario") && j["scenario"].is_string()) t.scenario = j["scenario"].get<std::string>();
+  if (j.contains("accept") && j["accept"].is_array())
+    for (const auto& a : j["accept"])
+      if (a.is_string()) t.accept.push_back(a.get<std::string>());
+  if (t.scenario.empty()) t.scenario = t.fault_class.empty() ? "(unlabelled)" : t.fault_class;
+  if (t.device.empty() && t.localizable) {
+    *err = p.string() + ": root_cause.device missing";
+    return std::nullopt;
+  }
+  return t;
+}
+
+void find_bundles(const fs::path& root, std::vector<fs::path>* out) {
+  std::error_code ec;
+  if (fs::exists(root / "truth.json", ec)) {
+    out->push_back(root);
+    return;  // a bundle's hosts/ are not searched for more bundles
+  }
+  std::vector<fs::path> subs;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_directory(ec)) subs.push_back(it->path());
+  std::sort(subs.begin(), subs.end());
+  for (const auto& s : subs) find_bundles(s, out);
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Same device written differently: placeholder GPU ids resolve by BDF; PCI
+// addresses compare lower case.
+std::string normalize(const std::string& dev, const Topology* topo) {
+  auto at = dev.find("/gpu@");
+  if (at != std::string::npos && topo) {
+    if (auto d = topo->device_by_bdf(dev.substr(0, at), dev.substr(at + 5)); d && !d->placeholder)
+      return d->id;
+  }
+  auto pc = dev.find("/pcie/");
+  if (pc != std::string::npos) return dev.substr(0, pc) + lower(dev.substr(pc));
+  return dev;
+}
+
+std::string host_of(const std::string& dev, const Topology* topo) {
+  if (dev.rfind("job/", 0) == 0) {
+    auto rk = dev.find("/rank");
+    if (rk != std::string::npos && topo) {
+      std::string job = dev.substr(4, rk - 4);
+      int n = std::atoi(dev.c_str() + rk + 5);
+      if (auto d = topo->rank(job, n); d && !d->host.empty()) return d->host;
+    }
+    return dev;
+  }
+  if (dev.rfind("fabric/", 0) == 0 || dev.rfind("storage/", 0) == 0) return dev;
+  return dev.substr(0, dev.find('/'));
+}
+
+const char* kind_of(const std::string& dev) {
+  if (dev.rfind("job/", 0) == 0) return dev.find("/rank") != std::string::npos ? "rank" : "job";
+  if (dev.rfind("fabric/", 0) == 0) return "fabric";
+  if (dev.rfind("storage/", 0) == 0) return "storage";
+  auto s = dev.find('/');
+  if (s == std::string::npos) return "host";
+  std::string rest = dev.substr(s + 1);
+  if (rest.rfind("gpu", 0) == 0) return "gpu";
+  if (rest.rfind("mlx5", 0) == 0) return "nic";
+  if (rest.rfind("pcie/", 0) == 0) return "pcie";
+  if (rest.rfind("nvsw", 0) == 0) return "nvswitch";
+  return "device";
+}
+
+void score(Result& r, const Topology* topo) {
+  const TruthRec& t = r.truth;
+  auto accepted = [&](const std::string& dev) {
+    std::string d = normalize(dev, topo);
+    if (t.localizable && d == normalize(t.device, topo)) return true;
+    for (const auto& a : t.accept)
+      if (d == normalize(a, topo)) return true;
+    return false;
+  };
+  if (!t.localizable) {
+    r.top1 = r.pred.empty() || accepted(r.pred[0].device);
+    r.top3 = r.top1;
+    for (size_t i = 0; i < r.pred.size() && i < 3; ++i) r.top3 = r.top3 || accepted(r.pred[i].device);
+    r.host = r.top1;
+    r.cls = r.top1;
+  } else if (!r.pred.empty()) {
+    r.top1 = accepted(r.pred[0].device);
+    for (size_t i = 0; i < r.pred.size() && i < 3; ++i) r.top3 = r.top3 || accepted(r.pred[i].device);
+    r.host = r.top1 || host_of(normalize(r.pred[0].device, topo), topo) == host_of(t.device, topo);
+    r.cls = r.pred[0].fault_class == t.fault_class;
+  }
+  if (r.error) {
+    r.confusion = "error";
+  } else if (!r.top1) {
+    if (r.pred.empty()) {
+      r.confusion = "no root cause";
+    } else {
+      const Pred& p = r.pred[0];
+      std::string where = !t.localizable ? "named a device"
+                          : host_of(normalize(p.device, topo), topo) == host_of(t.device, topo) ? "same host"
+                                                                                                 : "other host";
+      r.confusion = (p.fault_class.empty() ? std::string("?") : p.fault_class) + " " +
+                    kind_of(p.device) + " (" + where + ")";
+    }
+  }
+}
+
+double pct(size_t a, size_t b) { return b ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0; }
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+struct Group {
+  size_t n = 0, top1 = 0, top3 = 0, host = 0, cls = 0, cls_n = 0, errors = 0;
+  std::vector<double> secs;
+  std::map<std::string, size_t> conf;
+  void add(const Result& r) {
+    ++n;
+    top1 += r.top1;
+    top3 += r.top3;
+    host += r.host;
+    if (r.truth.localizable) {
+      ++cls_n;
+      cls += r.cls;
+    }
+    errors += r.error;
+    secs.push_back(r.seconds);
+    if (!r.confusion.empty()) ++conf[r.confusion];
+  }
+  std::vector<std::pair<std::string, size_t>> top_conf(size_t k) const {
+    std::vector<std::pair<std::string, size_t>> v(conf.begin(), conf.end());
+    std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second > b.second; });
+    if (v.size() > k) v.resize(k);
+    return v;
+  }
+  json to_json(const std::string& key, const std::string& name) const {
+    json j = {{key, name},
+              {"n", n},
+              {"top1_device", pct(top1, n)},
+              {"top3_device", pct(top3, n)},
+              {"host", pct(host, n)},
+              {"fault_class", cls_n ? json(pct(cls, cls_n)) : json(nullptr)},
+              {"errors", errors},
+              {"p50_s", quantile(secs, 0.5)}};
+    json c = json::array();
+    for (auto& [k, v] : top_conf(5)) c.push_back({{"predicted", k}, {"count", v}});
+    j["confusions"] = c;
+    return j;
+  }
+};
+
+}  // namespace
+
+int run_eval(int argc, char** argv) {
+  std::string kb_path, format = "text", topo_override;
+  std::vector<std::string> dirs;
+  bool from_bundle = false, details = false;
+  CLI::App app{"Diagnose every bundle under DIR and score it against its truth.json", "reflex eval"};
+  app.add_option("--kb", kb_path, "knowledge base: .rfx file/directory or built artifact")->required();
+  app.add_option("--format", format, "json or text")->check(CLI::IsMember({"json", "text"}));
+  app.add_option("--topology", topo_override, "use this topology for every bundle");
+  app.add_flag("--topology-from-bundle", from_bundle, "each bundle's own topology.json (the default)");
+  app.add_flag("--details", details, "text: list every bundle that missed");
+  app.add_option("DIR", dirs, "directories holding bundles (any depth)")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "reflex eval: %s\n", e.what());
+    return 2;
+  }
+  if (from_bundle && !topo_override.empty()) {
+    std::fputs("reflex eval: --topology and --topology-from-bundle exclude each other\n", stderr);
+    return 2;
+  }
+  std::vector<fs::path> bundles;
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(d, ec)) {
+      std::fprintf(stderr, "reflex eval: '%s' is not a directory\n", d.c_str());
+      return 2;
+    }
+    find_bundles(d, &bundles);
+  }
+  if (bundles.empty()) {
+    std::fputs("reflex eval: no bundle (directory with truth.json) found\n", stderr);
+    return 2;
+  }
+  std::string err;
+  auto kb_opt = load_kb(kb_path, &err);
+  if (!kb_opt) {
+    std::fprintf(stderr, "reflex eval: cannot load knowledge base '%s':\n%s\n", kb_path.c_str(), err.c_str());
+    return 2;
+  }
+  auto kb = std::make_shared<const KnowledgeBase>(std::move(*kb_opt));
+  std::shared_ptr<const Topology> fixed_topo;
+  if (!topo_override.empty()) {
+    TopologyError te;
+    auto t = Topology::load_file(topo_override, &te);
+    if (!t) {
+      std::fprintf(stderr, "reflex eval: %s\n", te.str().c_str());
+      return 2;
+    }
+    fixed_topo = std::move(t);
+  }
+
+  const bool tty = isatty(2);
+  std::vector<Result> results;
+  results.reserve(bundles.size());
+  const auto t_all = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < bundles.size(); ++i) {
+    Result r;
+    r.bundle = bundles[i].string();
+    std::string terr;
+    auto truth = read_truth(bundles[i] / "truth.json", &terr);
+    if (!truth) {
+      std::fprintf(stderr, "reflex eval: skipping %s\n", terr.c_str());
+      continue;
+    }
+    r.truth = *truth;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::shared_ptr<const Topology> topo = fixed_topo;
+    if (!topo) {
+      TopologyError te;
+      std::error_code ec;
+      if (fs::exists(bundles[i] / "topology.json", ec)) {
+        auto t = Topology::load_file((bundles[i] / "topology.json").string(), &te);
+        if (!t) {
+          r.error = true;
+          r.message = te.str();
+        } else {
+          topo = std::move(t);
+        }
+      } else {
+        topo = Topology::empty();
+      }
+    }
+    if (!r.error) {
+      Engine eng(kb, topo);
+      std::string berr;
+      if (!eng.read_bundle(r.bundle, &berr)) {
+        r.error = true;
+        r.message = berr;
+      } else {
+        std::vector<Diagnosis> ds = eng.diagnose_all();
+        const Diagnosis* best = nullptr;
+        for (const auto& d : ds)
+          if (!best || d.symptoms > best->symptoms) best = &d;
+        if (best)
+          for (const auto& rc : best->root_causes) r.pred.push_back({rc.device, rc.fault_class, rc.score});
+      }
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    score(r, topo.get());
+    results.push_back(std::move(r));
+    if (tty)
+      std::fprintf(stderr, "\rreflex eval: %zu/%zu bundles", i + 1, bundles.size());
+  }
+  if (tty) std::fputc('\n', stderr);
+  const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count();
+
+  Group all;
+  std::map<std::string, Group> by_scen, by_class;
+  size_t unloc = 0, unloc_ok = 0, loc = 0, loc_top1 = 0;
+  for (const auto& r : results) {
+    all.add(r);
+    by_scen[r.truth.scenario].add(r);
+    by_class[r.truth.localizable ? r.truth.fault_class : std::string("(not localizable)")].add(r);
+    if (r.truth.localizable) {
+      ++loc;
+      loc_top1 += r.top1;
+    } else {
+      ++unloc;
+      unloc_ok += r.top1;
+    }
+  }
+
+  if (format == "json") {
+    json j;
+    j["kb"] = kb_path;
+    j["bundles"] = results.size();
+    j["errors"] = all.errors;
+    j["accuracy"] = {{"top1_device", pct(all.top1, all.n)},
+                     {"top3_device", pct(all.top3, all.n)},
+                     {"host", pct(all.host, all.n)},
+                     {"fault_class", pct(all.cls, all.cls_n)},
+                     {"top1_device_localizable", pct(loc_top1, loc)},
+                     {"localizable_false_handled", unloc ? json(pct(unloc_ok, unloc)) : json(nullptr)}};
+    j["counts"] = {{"top1", all.top1}, {"top3", all.top3}, {"host", all.host}, {"fault_class", all.cls},
+                   {"localizable", loc}, {"not_localizable", unloc}, {"not_localizable_handled", unloc_ok}};
+    j["time_s"] = {{"p50", quantile(all.secs, 0.5)}, {"p99", quantile(all.secs, 0.99)},
+                   {"max", quantile(all.secs, 1.0)}, {"total", total_s}};
+    json bs = json::array(), bc = json::array(), rs = json::array();
+    for (auto& [k, g] : by_scen) bs.push_back(g.to_json("scenario", k));
+    for (auto& [k, g] : by_class) bc.push_back(g.to_json("fault_class", k));
+    for (const auto& r : results) {
+      json p = json::array();
+      for (size_t i = 0; i < r.pred.size() && i < 3; ++i)
+        p.push_back({{"device", r.pred[i].device}, {"fault_class", r.pred[i].fault_class}, {"score", r.pred[i].score}});
+      json o = {{"bundle", r.bundle}, {"scenario", r.truth.scenario},
+                {"truth", {{"device", r.truth.device}, {"fault_class", r.truth.fault_class.empty() ? json(nullptr) : json(r.truth.fault_class)}, {"localizable", r.truth.localizable}}},
+                {"predicted", p}, {"top1", r.top1}, {"top3", r.top3}, {"host", r.host},
+                {"fault_class_ok", r.cls}, {"seconds", r.seconds}};
+      if (r.error) o["error"] = r.message;
+      rs.push_back(o);
+    }
+    j["by_scenario"] = bs;
+    j["by_fault_class"] = bc;
+    j["results"] = rs;
+    std::puts(j.dump(2, ' ', false, json::error_handler_t::replace).c_str());
+    return 0;
+  }
+
+  auto row = [](const std::string& name, const Group& g) {
+    std::string conf;
+    for (auto& [k, v] : g.top_conf(2)) conf += (conf.empty() ? "" : "; ") + k + " x" + std::to_string(v);
+    std::printf("%-24s %4zu %6.1f %6.1f %6.1f %6s %7.3f  %s\n", name.c_str(), g.n, pct(g.top1, g.n),
+                pct(g.top3, g.n), pct(g.host, g.n),
+                g.cls_n ? std::to_string(static_cast<int>(pct(g.cls, g.cls_n) + 0.5)).c_str() : "-",
+                quantile(g.secs, 0.5), conf.c_str());
+  };
+  std::printf("reflex eval: %zu bundles, kb %s\n\n", results.size(), kb_path.c_str());
+  std::printf("top-1 device      %6.1f%%  (%zu/%zu)\n", pct(all.top1, all.n), all.top1, all.n);
+  std::printf("top-3 device      %6.1f%%\n", pct(all.top3, all.n));
+  std::printf("host              %6.1f%%\n", pct(all.host, all.n));
+  std::printf("fault class       %6.1f%%  (localizable bundles)\n", pct(all.cls, all.cls_n));
+  if (unloc) std::printf("not localizable   %6.1f%%  handled (%zu/%zu)\n", pct(unloc_ok, unloc), unloc_ok, unloc);
+  std::printf("errors            %zu\n", all.errors);
+  std::printf("time / bundle     p50 %.3f s, p99 %.3f s, total %.1f s\n\n", quantile(all.secs, 0.5),
+              quantile(all.secs, 0.99), total_s);
+  std::printf("%-24s %4s %6s %6s %6s %6s %7s  %s\n", "scenario", "n", "top1%", "top3%", "host%", "class%", "p50 s", "most common misses");
+  for (auto& [k, g] : by_scen) row(k, g);
+  std::printf("\n%-24s %4s %6s %6s %6s %6s %7s  %s\n", "fault class", "n", "top1%", "top3%", "host%", "class%", "p50 s", "most common misses");
+  for (auto& [k, g] : by_class) row(k, g);
+  if (details) {
+    std::puts("\nmisses:");
+    for (const auto& r : results)
+      if (!r.top1)
+        std::printf("  %s [%s] truth %s, got %s%s\n", r.bundle.c_str(), r.truth.scenario.c_str(),
+                    r.truth.localizable ? r.truth.device.c_str() : "(not localizable)",
+                    r.pred.empty() ? "(none)" : (r.pred[0].device + " " + r.pred[0].fault_class).c_str(),
+                    r.error ? (" error: " + r.message).c_str() : "");
+  }
+  return 0;
 }
 
 }  // namespace reflex::cli

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Generate a large, realistic multi-host incident bundle for ingest benchmarks.
+
+Layout (spec §3): OUT/topology.json and OUT/hosts/<host>/{kern.log,train.log}.
+About 1% of the lines are fault lines in real formats (reference/domain.md
+§2-§5 and reference/peers.md: Xid, SXid, AER, DPC, mlx5, NCCL, PyTorch); the
+rest is benign chatter (systemd, sshd, kernel info, NCCL INFO, training loop).
+Deterministic for a given --seed. Writes about --mb megabytes in total.
+"""
+import argparse
+import json
+import os
+import random
+
+MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+
+
+def syslog_ts(t):
+    # RFC 3164 timestamp for seconds since 2026-03-05 00:00:00 UTC (same day)
+    h, rem = divmod(int(t) % 86400, 3600)
+    m, s = divmod(rem, 60)
+    return "Mar  5 %02d:%02d:%02d" % (h, m, s)
+
+
+def iso_ts(t):
+    h, rem = divmod(int(t) % 86400, 3600)
+    m, s = divmod(rem, 60)
+    us = int((t - int(t)) * 1e6)
+    return "2026-03-05 %02d:%02d:%02d,%03d" % (h, m, s, us // 1000)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--mb", type=int, default=1024)
+    ap.add_argument("--hosts", type=int, default=16)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--fault-rate", type=float, default=0.01)
+    a = ap.parse_args()
+    rnd = random.Random(a.seed)
+
+    hosts = ["node-%04d" % (i + 1) for i in range(a.hosts)]
+    gpu_bdfs = ["0000:%02x:00.0" % b for b in (0x18, 0x2a, 0x3a, 0x5d, 0x9a, 0xab, 0xba, 0xdb)]
+    nic_bdfs = ["0000:%02x:00.0" % b for b in (0x19, 0x2b, 0x3b, 0x5e, 0x9b, 0xac, 0xbb, 0xdc)]
+    sw_bdfs = ["0000:%02x:00.0" % b for b in (0x17, 0x29, 0x39, 0x5c)]
+    topo = {"cluster": "bench", "hosts": [], "jobs": [
+        {"id": "job-1", "ranks": {"hosts": hosts, "gpus_per_host": 8}}]}
+    for hi, h in enumerate(hosts):
+        topo["hosts"].append({
+            "name": h, "ip": "10.1.0.%d" % (hi + 1),
+            "gpus": [{"index": g, "bdf": gpu_bdfs[g], "pcie_switch": "sw%d" % (g // 2),
+                      "nics": ["mlx5_%d" % g]} for g in range(8)],
+            "nics": [{"name": "mlx5_%d" % g, "bdf": nic_bdfs[g], "netdev": "ibp%ds0" % g,
+                      "ip": "10.2.%d.%d" % (hi + 1, g + 1), "pcie_switch": "sw%d" % (g // 2)}
+                     for g in range(8)],
+            "pcie_switches": [{"id": "sw%d" % s, "bdf": sw_bdfs[s]} for s in range(4)],
+        })
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "topology.json"), "w") as f:
+        json.dump(topo, f, indent=1)
+
+    # --- benign chatter (kernel/syslog side) ---
+    benign_kern = [
+        "systemd[1]: Started Session %d of user root.",
+        "systemd[1]: Starting Daily apt download activities...",
+        "sshd[%d]: Accepted publickey for ubuntu from 10.0.0.5 port 51234 ssh2: RSA SHA256:3q2+7w",
+        "sshd[%d]: pam_unix(sshd:session): session closed for user ubuntu",
+        "kernel: [UFW BLOCK] IN=eth0 OUT= MAC=00:00:00:00 SRC=10.0.0.%d DST=10.1.0.1 LEN=40 PROTO=TCP",
+        "kernel: EXT4-fs (nvme0n1p2): re-mounted. Opts: errors=remount-ro. Quota mode: none.",
+        "kernel: perf: interrupt took too long (2503 > 2500), lowering kernel.perf_event_max_sample_rate to %d",
+        "CRON[%d]: (root) CMD (/usr/local/bin/collect_metrics.sh >/dev/null 2>&1)",
+        "kernel: nvidia-peermem: module loaded, version %d",
+        "kubelet[2211]: I0305 10:11:12.345678    2211 kubelet.go:2345] \"SyncLoop (PLEG): event for pod\" pod=\"train/worker-%d\"",
+        "containerd[1876]: time=\"2026-03-05T10:11:12.000000000Z\" level=info msg=\"cleaning up dead shim\" id=%d",
+        "kernel: mlx5_core 0000:19:00.0: mlx5e_ethtool_get_link_ksettings: query port ptys failed: %d",
+        "dbus-daemon[1101]: [system] Successfully activated service 'org.freedesktop.hostname1' pid=%d",
+    ]
+    benign_app = [
+        "%s:%d:%d [%d] NCCL INFO Channel 00/32 : 0[0] -> 1[1] via P2P/IPC",
+        "%s:%d:%d [%d] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ibp25s0:10.2.0.1<0>",
+        "%s:%d:%d [%d] NCCL INFO comm 0x55d4c8a0 rank 3 nranks 128 cudaDev 3 nvmlDev 3 busId 5d000 commId 0x1a2b - Init COMPLETE",
+        "%s:%d:%d [%d] NCCL INFO Using network IB",
+        "%s:%d:%d [%d] NCCL INFO ncclCommInitRank comm 0x55d4c8a0 rank 3 nranks 128 cudaDev 3 busId 5d000 - Init START",
+    ]
+    train_tmpl = " [INFO] iteration %d/ 100000 | consumed samples: %d | elapsed time per iteration (ms): %.1f | learning rate: 1.5E-04 | lm loss: 2.%04d"
+
+    # --- fault lines (real formats; BDFs from the topology) ---
+    def kern_fault(r, hi):
+        g = r.randrange(8)
+        bdf = gpu_bdfs[g][5:10]
+        choice = r.randrange(12)
+        if choice == 0:  # domain.md §2.3
+            return "NVRM: Xid (PCI:0000:%s): 79, pid=%d, GPU has fallen off the bus." % (bdf, r.randrange(99999))
+        if choice == 1:  # peers.md (NVSentinel Xid 13)
+            return "NVRM: Xid (PCI:0000:%s): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp Exception on (GPC 1, TPC 3, SM 0): Out Of Range Address" % bdf
+        if choice == 2:
+            return "NVRM: Xid (PCI:0000:%s): 95, pid=%d, name=python, Uncontained: FBHUB. RST: Yes, D-RST: No" % (bdf, r.randrange(99999))
+        if choice == 3:  # peers.md (gpud Xid 119)
+            return "NVRM: Xid (PCI:0000:%s): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of waiting for RPC response from GPU4 GSP! Expected function 103 (GSP_RM_ALLOC) (0x2081 0x4)." % bdf
+        if choice == 4:  # peers.md (NVSentinel Xid 74)
+            return "NVRM: Xid (PCI:0000:%s): 74, pid='<unknown>', name=<unknown>, NVLink: fatal error detected on link 14(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)" % bdf
+        if choice == 5:  # domain.md §3.1
+            return "pcieport %s: AER: Corrected error received: %s" % (sw_bdfs[g // 2], sw_bdfs[g // 2])
+        if choice == 6:
+            return "pcieport %s: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)" % sw_bdfs[g // 2]
+        if choice == 7:  # peers.md (NVSentinel mlx5)
+            return "mlx5_core %s: wait_func:1195:(pid 1967079): ENABLE_HCA(0x104) timeout. Will cause a leak of a command resource" % nic_bdfs[g]
+        if choice == 8:  # domain.md §4.1
+            return "mlx5_core %s: Port module event: module %d, Cable plugged" % (nic_bdfs[g], g)
+        if choice == 9:  # peers.md
+            return "NETDEV WATCHDOG: ibp%ds0 (mlx5_core): transmit queue 0 timed out" % g
+        if choice == 10:  # domain.md §8
+            return "nfs: server nfs-03 not responding, still trying"
+        return "INFO: task python:%d blocked for more than 120 seconds." % r.randrange(99999)
+
+    def app_fault(r, host, rank):
+        choice = r.randrange(4)
+        if choice == 0:  # domain.md §5.4
+            return "[rank%d]:[E305 10:41:12.408271257 ProcessGroupNCCL.cpp:607] [Rank %d] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out." % (rank, rank)
+        if choice == 1:
+            return "[rank%d]:[E305 10:41:12.465150152 ProcessGroupNCCL.cpp:1664] [PG 1 Rank %d] Exception (either an error or timeout) detected by watchdog at work: 1580, last enqueued NCCL work: 1582, last completed NCCL work: 1579." % (rank, rank)
+        if choice == 2:  # domain.md §5.2
+            return "%s:1234:5678 [%d] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.2.3.4<45678> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.2.0.1 remoteGids ::ffff:10.2.3.4 hca mlx5_%d" % (host, rank % 8, rank % 8)
+        return "%s:1234:5678 [%d] NCCL INFO NET/IB : mlx5_%d:1 Got async event : port error" % (host, rank % 8, rank % 8)
+
+    target = a.mb * 1024 * 1024
+    per_host = target // len(hosts)
+    total = 0
+    for hi, h in enumerate(hosts):
+        d = os.path.join(a.out, "hosts", h)
+        os.makedirs(d, exist_ok=True)
+        r = random.Random(a.seed * 1000 + hi)
+        for fname, share in (("kern.log", 0.55), ("train.log", 0.45)):
+            budget = int(per_host * share)
+            written = 0
+            t = 36000.0
+            it = 0
+            with open(os.path.join(d, fname), "w", buffering=1 << 20) as f:
+                buf = []
+                size = 0
+                while written + size < budget:
+                    t += r.random() * 0.01
+                    if fname == "kern.log":
+                        if r.random() < a.fault_rate:
+                            msg = "kernel: " + kern_fault(r, hi)
+                        else:
+                            tm = benign_kern[r.randrange(len(benign_kern))]
+                            msg = tm % r.randrange(1, 99999) if "%d" in tm else tm
+                        line = "%s %s %s\n" % (syslog_ts(t), h, msg)
+                    else:
+                        rank = hi * 8 + r.randrange(8)
+                        x = r.random()
+                        if x < a.fault_rate:
+                            line = app_fault(r, h, rank) + "\n"
+                        elif x < 0.5:
+                            tm = benign_app[r.randrange(len(benign_app))]
+                            line = (tm % (h, 1234, 5678, rank % 8)) + "\n"
+                        else:
+                            it += 1
+                            line = iso_ts(t) + (train_tmpl % (it, it * 1024, 1000 + r.random() * 40, r.randrange(10000))) + "\n"
+                    buf.append(line)
+                    size += len(line)
+                    if len(buf) >= 20000:
+                        f.write("".join(buf))
+                        written += size
+                        buf, size = [], 0
+                f.write("".join(buf))
+                written += size
+            total += written
+    print("wrote %.1f MB in %d hosts to %s" % (total / 1048576.0, len(hosts), a.out))
+
+
+if __name__ == "__main__":
+    main()

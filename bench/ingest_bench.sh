@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Whole-command ingest throughput (spec §7: figures are for the command as a
+# user runs it). Generates a realistic multi-host bundle (default 1 GB, ~1%
+# fault lines) under /tmp, then times, in one run and pinned to one core:
+#   wc -l | LC_ALL=C grep -E -c -f PATTERNS | rg -c -j1 -f PATTERNS |
+#   a naive std::regex loop (sampled, extrapolated) | reflex events --kb KB BUNDLE
+# PATTERNS are the KB's first-line patterns (`reflex events --export-patterns`).
+#
+# Environment:
+#   BUILD=build               build tree with tools/reflex and bench/reflex-naive-regex
+#   REFLEX_BENCH_MB=1024      size of the generated bundle (e.g. 64 for a quick run)
+#   REFLEX_BENCH_DIR=/tmp/reflex-bench   where the bundle is generated (reused if present)
+#   REFLEX_BENCH_KB=...       knowledge base (default: kb/ if it loads, else bench/kb)
+#   REFLEX_BENCH_SAMPLE_MB=16 how much the naive std::regex loop reads
+#   REFLEX_BENCH_CORE=0       CPU to pin to (empty = no pinning)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${BUILD:-build}
+MB=${REFLEX_BENCH_MB:-1024}
+DIR=${REFLEX_BENCH_DIR:-/tmp/reflex-bench}
+SAMPLE_MB=${REFLEX_BENCH_SAMPLE_MB:-16}
+CORE=${REFLEX_BENCH_CORE-0}
+REFLEX=$BUILD/tools/reflex/reflex
+NAIVE=$BUILD/bench/reflex-naive-regex
+for b in "$REFLEX" "$NAIVE"; do
+  [[ -x $b ]] || { echo "ingest_bench: $b not built (BUILD=$BUILD)" >&2; exit 2; }
+done
+PIN=()
+if [[ -n $CORE ]] && command -v taskset >/dev/null; then PIN=(taskset -c "$CORE"); fi
+
+KB=${REFLEX_BENCH_KB:-}
+if [[ -z $KB ]]; then
+  if "$REFLEX" events --kb kb --export-patterns re2 >/dev/null 2>&1; then KB=kb; else KB=bench/kb; fi
+fi
+BUNDLE=$DIR/bundle-${MB}mb
+if [[ ! -f $BUNDLE/.complete ]]; then
+  rm -rf "$BUNDLE"
+  echo "generating ${MB} MB bundle in $BUNDLE ..." >&2
+  python3 bench/gen_logs.py --out "$BUNDLE" --mb "$MB" >&2
+  touch "$BUNDLE/.complete"
+fi
+mapfile -t FILES < <(find "$BUNDLE/hosts" -type f | sort)
+BYTES=$(cat "${FILES[@]}" | wc -c)
+LINES=$(cat "${FILES[@]}" | wc -l)
+"$REFLEX" events --kb "$KB" --export-patterns ere >"$DIR/patterns.ere"
+"$REFLEX" events --kb "$KB" --export-patterns re2 >"$DIR/patterns.re2"
+NPAT=$(wc -l <"$DIR/patterns.re2")
+cat "${FILES[@]}" >/dev/null  # warm the page cache
+
+now() { date +%s.%N; }
+declare -A SECS
+timeit() {  # name, command...
+  local name=$1; shift
+  local t0 t1
+  t0=$(now)
+  "$@" >/dev/null
+  t1=$(now)
+  SECS[$name]=$(echo "$t1 - $t0" | bc -l)
+}
+
+timeit "wc -l" "${PIN[@]}" wc -l "${FILES[@]}"
+timeit "grep -E -c -f" env LC_ALL=C "${PIN[@]}" grep -E -c -f "$DIR/patterns.ere" "${FILES[@]}"
+timeit "rg -c -j1 -f" "${PIN[@]}" rg -c -j1 --no-ignore -f "$DIR/patterns.re2" "${FILES[@]}"
+# The naive loop reads a sample; scale its time to the whole input.
+read -r n_lines n_bytes _ n_secs < <("${PIN[@]}" "$NAIVE" "$DIR/patterns.ere" "${FILES[@]}" --sample-mb "$SAMPLE_MB")
+SECS["naive std::regex (extrapolated)"]=$(echo "$n_secs * $BYTES / $n_bytes" | bc -l)
+timeit "reflex events" "${PIN[@]}" "$REFLEX" events --kb "$KB" "$BUNDLE"
+"$REFLEX" events --kb "$KB" --stats "$BUNDLE" 2>"$DIR/stats.json" >"$DIR/events.jsonl" || true
+EVENTS=$(wc -l <"$DIR/events.jsonl")
+
+echo
+echo "ingest benchmark: $(echo "$BYTES/1048576" | bc) MB, $LINES lines, ${#FILES[@]} files, KB=$KB ($NPAT first-line patterns), pinned: ${PIN[*]:-no}"
+echo "reflex events found $EVENTS events (stats in $DIR/stats.json)"
+printf '%-34s %9s %14s %10s %9s %9s\n' command seconds lines/s MB/s "vs wc -l" "vs rg"
+for name in "wc -l" "grep -E -c -f" "rg -c -j1 -f" "naive std::regex (extrapolated)" "reflex events"; do
+  s=${SECS[$name]}
+  printf '%-34s %9.3f %14.0f %10.1f %8.2fx %8.2fx\n' "$name" "$s" \
+    "$(echo "$LINES / $s" | bc -l)" "$(echo "$BYTES / 1048576 / $s" | bc -l)" \
+    "$(echo "${SECS["wc -l"]} / $s" | bc -l)" "$(echo "${SECS["rg -c -j1 -f"]} / $s" | bc -l)"
+done
+echo "(ratios are throughput relative to wc -l and rg: >1 is faster; naive std::regex read ${SAMPLE_MB} MB and was extrapolated)"

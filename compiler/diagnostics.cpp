@@ -1,0 +1,358 @@
+#include "diagnostics.h"
+
+#include <algorithm>
+#include <cctype>
+#include <tuple>
+
+namespace reflex::compiler {
+namespace {
+
+constexpr DiagSeverity E = DiagSeverity::error;
+constexpr DiagSeverity W = DiagSeverity::warning;
+
+// clang-format off
+constexpr DiagDef kDefs[] = {
+  {DiagId::file_too_large, "E001", E, "", "file too large",
+   "The file is larger than the compiler's limit (CompileOptions::max_file_bytes). Rule files are small; a huge file is almost always the wrong path."},
+  {DiagId::invalid_utf8, "E002", E, "", "invalid UTF-8",
+   "Rule files must be UTF-8 text. The byte offset of the first invalid sequence is reported."},
+  {DiagId::binary_file, "E003", E, "", "binary file",
+   "The file contains NUL bytes; it is not a text file."},
+  {DiagId::nesting_too_deep, "E004", E, "", "nesting too deep",
+   "Brackets or parentheses (also inside regexes) nest deeper than the limit (CompileOptions::max_nesting_depth)."},
+  {DiagId::syntax_error, "E005", E, "", "syntax error",
+   "The text does not follow the grammar of docs/language.md at this point."},
+  {DiagId::unterminated_string, "E006", E, "", "unterminated string",
+   "A string literal is not closed on the same line (or a \"\"\" string is never closed)."},
+  {DiagId::unterminated_regex, "E007", E, "", "unterminated regex",
+   "A /regex/ literal is not closed on the same line; write a literal slash as \\/."},
+  {DiagId::unexpected_char, "E008", E, "", "unexpected character",
+   "A character that cannot start any token of the language."},
+  {DiagId::language_version, "E009", E, "", "language version",
+   "Every file starts with `reflex 1`, the version of the language it is written in."},
+  {DiagId::too_many_errors, "E010", E, "", "too many errors",
+   "The error limit was reached; later errors of this file or unit are not reported."},
+  {DiagId::duplicate_decl, "E011", E, "", "duplicate declaration",
+   "Names of signatures, latents, rules, patterns, classes and tests are unique across the whole unit."},
+  {DiagId::unknown_event, "E012", E, "", "unknown event",
+   "A rule or test names an event that is neither a signature nor a latent."},
+  {DiagId::unknown_pattern, "E013", E, "", "unknown pattern",
+   "A regex expression refers to a `pattern` that is not declared."},
+  {DiagId::unknown_class, "E014", E, "", "unknown fault class",
+   "A `class` statement names a fault class that no `class` declaration defines."},
+  {DiagId::unknown_parent, "E015", E, "", "unknown parent signature",
+   "`extends` names a signature that does not exist."},
+  {DiagId::field_not_captured, "E016", E, "", "field not captured",
+   "A field is used (field declaration, when, locate, {placeholder}, example expectation, dedup by, baseline) but no named group (?P<name>...) of the signature's patterns binds it."},
+  {DiagId::unknown_binding, "E017", E, "", "unknown device binding",
+   "`cause.NAME`/`effect.NAME` needs a `locate ... as NAME` in that event's signature."},
+  {DiagId::import_not_found, "E018", E, "", "import not found",
+   "The imported file (relative to the importing file) does not exist or cannot be read."},
+  {DiagId::duplicate_kb, "E019", E, "", "knowledge_base declared twice",
+   "At most one file of the unit carries the `knowledge_base` metadata."},
+  {DiagId::unknown_kind, "E020", E, "", "unknown device kind",
+   "Device kinds are host, gpu, nic, pcie_port, nvswitch, fabric_switch, job, rank, storage."},
+  {DiagId::unknown_relation, "E021", E, "", "unknown relation",
+   "Relations are those of docs/language.md section 3."},
+  {DiagId::unknown_transport, "E022", E, "", "unknown transport",
+   "Transports are kernel, syslog, journal and app."},
+  {DiagId::unknown_type, "E023", E, "", "unknown field type",
+   "Field types are int, hex, float, bdf, ip and string."},
+  {DiagId::invalid_keyword_value, "E024", E, "", "invalid value",
+   "The statement takes one of a fixed set of words (severity, nature, symptom, expectation source)."},
+  {DiagId::misplaced_statement, "E025", E, "", "statement not allowed here",
+   "Each block (signature, latent, rule, test, override) allows only its own statements."},
+  {DiagId::duplicate_statement, "E026", E, "", "duplicate statement",
+   "The statement may appear once per declaration (or the same field is declared twice)."},
+  {DiagId::invalid_literal, "E027", E, "", "invalid literal",
+   "A number, duration or version is malformed (durations need a unit: ms, s, m, h, d)."},
+  {DiagId::relation_kinds, "E030", E, "", "relation not defined between these kinds",
+   "Each relation is defined between certain device kinds only (table in docs/language.md section 3)."},
+  {DiagId::locate_type, "E031", E, "", "cannot locate this kind by this field type",
+   "bdf finds gpu/nic/pcie_port/nvswitch; string finds nic/gpu/nvswitch/rank/host/fabric_switch/storage; int finds gpu/rank; ip finds nic/host."},
+  {DiagId::condition_type, "E032", E, "", "condition type mismatch",
+   "A condition compares a field with a value that is not of the field's type."},
+  {DiagId::strength_range, "E033", E, "", "strength out of range",
+   "A rule's strength is a probability-like weight in (0, 1]."},
+  {DiagId::inverted_window, "E034", E, "", "inverted window",
+   "`within MIN .. MAX` needs MIN <= MAX."},
+  {DiagId::negative_window, "E035", E, "", "negative window without skew",
+   "An effect may precede its cause only by clock skew; give `skew` at least -MIN."},
+  {DiagId::latent_effect, "E036", E, "", "latent used as effect",
+   "A latent cause has no log line of its own, so it cannot be observed as an effect."},
+  {DiagId::override_undefined, "E037", E, "", "override of undefined declaration",
+   "`override` must name a declaration defined elsewhere in the unit."},
+  {DiagId::override_twice, "E038", E, "", "declaration overridden twice",
+   "Two overrides of one declaration would depend on file order; merge them."},
+  {DiagId::override_statement, "E039", E, "", "statement cannot be overridden",
+   "Overrides may replace action, severity, description, remediation, aggregate, dedup, baseline, strength, within, skew."},
+  {DiagId::class_parent, "E040", E, "", "unknown parent class",
+   "`class A < B` needs B declared."},
+  {DiagId::class_cycle, "E041", E, "", "class parent cycle",
+   "A class's parent chain must end at a standard class."},
+  {DiagId::missing_statement, "E042", E, "", "missing required statement",
+   "A concrete signature needs `on` and `match`; a latent needs `on`; a rule needs `CAUSE -> EFFECT` and `within`."},
+  {DiagId::causal_cycle, "E043", E, "", "causal cycle",
+   "The causal graph must be acyclic: the engine walks it backward from a symptom to a root."},
+  {DiagId::regex_re2, "E044", E, "", "regex does not compile (RE2)",
+   "RE2 rejects the pattern (the runtime confirms every match with RE2)."},
+  {DiagId::regex_hyperscan, "E045", E, "", "regex does not compile (Hyperscan)",
+   "Hyperscan rejects the pattern (the runtime prefilters with Hyperscan)."},
+  {DiagId::example_no_match, "E046", E, "", "example does not match",
+   "An `example` line is not matched by its own signature."},
+  {DiagId::near_miss_matches, "E047", E, "", "near-miss matches",
+   "A `near_miss` line is matched by the signature although it must not be."},
+  {DiagId::example_transport, "E048", E, "", "example transport not in `from`",
+   "The example's transport is not one of the signature's sources."},
+  {DiagId::extends_cycle, "E049", E, "", "extends cycle",
+   "A signature's `extends` chain loops back to itself."},
+  {DiagId::engine_requirement, "E050", E, "", "engine requirement",
+   "`requires engine` is malformed or not satisfied by this engine."},
+  {DiagId::test_file_missing, "E051", E, "", "test file not found",
+   "A test's topology file or bundle directory (relative to the .rfx file) does not exist."},
+  {DiagId::example_field_value, "E052", E, "", "example field value differs",
+   "An example matches, but a captured field differs from the expected value."},
+  {DiagId::unused_import, "W001", W, "unused-import", "unused import",
+   "Nothing declared in the imported file is used by the importing file."},
+  {DiagId::ambiguous_match, "W002", W, "ambiguous-match", "two signatures match one line",
+   "An example of one signature is also accepted by another; the runtime would raise both events."},
+  {DiagId::unreachable_event, "W003", W, "unreachable-event", "no symptom can reach this event",
+   "No chain of rules leads from this event to a symptom, so a diagnosis walking back from a symptom never reaches it."},
+  {DiagId::unexplained_symptom, "W004", W, "unexplained-symptom", "no root can explain this symptom",
+   "No event or latent with a fault class reaches this symptom through the rules."},
+  {DiagId::indistinguishable_roots, "W005", W, "indistinguishable-roots", "indistinguishable roots",
+   "Two root causes produce exactly the same observable events, so evidence can never tell them apart."},
+  {DiagId::unanchored_pattern, "W006", W, "unanchored-pattern", "unanchored pattern",
+   "A pattern with neither an anchor nor a literal of at least 4 characters is slow in the prefilter."},
+  {DiagId::empty_window, "W007", W, "empty-window", "empty window",
+   "`within X .. X` accepts only one exact delay."},
+  {DiagId::unused_pattern, "W008", W, "unused-pattern", "unused pattern",
+   "A `pattern` that no signature or pattern uses."},
+  {DiagId::unknown_warning, "W009", W, "unknown-warning", "unknown warning name",
+   "`allow NAME` names no warning."},
+};
+// clang-format on
+
+constexpr bool table_in_order() {
+  constexpr size_t n = sizeof(kDefs) / sizeof(kDefs[0]);
+  if (n != static_cast<size_t>(DiagId::kCount)) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (static_cast<size_t>(kDefs[i].id) != i) return false;
+    // warnings have names, errors do not
+    bool named = kDefs[i].name[0] != '\0';
+    if (named != (kDefs[i].severity == DiagSeverity::warning)) return false;
+    if (kDefs[i].code[0] != (kDefs[i].severity == DiagSeverity::warning ? 'W' : 'E')) return false;
+    for (size_t j = 0; j < i; ++j) {
+      const char* a = kDefs[i].code;
+      const char* b = kDefs[j].code;
+      bool same = true;
+      for (int k = 0; k < 4; ++k) same = same && a[k] == b[k];
+      if (same) return false;
+    }
+  }
+  return true;
+}
+static_assert(table_in_order(), "diagnostic table out of sync with DiagId");
+
+int sev_rank(DiagSeverity s) { return s == DiagSeverity::error ? 0 : (s == DiagSeverity::warning ? 1 : 2); }
+
+}  // namespace
+
+const DiagDef& diag_def(DiagId id) { return kDefs[static_cast<size_t>(id)]; }
+bool diag_table_consistent() { return table_in_order(); }
+
+SourceLoc to_loc(const SrcRange& r) {
+  SourceLoc l;
+  l.file = r.file;
+  l.line = r.line;
+  l.col = r.col;
+  return l;
+}
+
+void DiagEngine::add_source(const std::string& file, const std::string& text) {
+  auto& v = lines_[file];
+  v.clear();
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos) nl = text.size();
+    std::string line = text.substr(start, nl - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    // Shown on terminals: control bytes and broken UTF-8 become '?', one per
+    // byte, so columns stay put.
+    for (size_t i = 0; i < line.size();) {
+      unsigned char c = static_cast<unsigned char>(line[i]);
+      size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+      bool ok = len > 0 && i + len <= line.size();
+      for (size_t k = 1; ok && k < len; ++k)
+        ok = (static_cast<unsigned char>(line[i + k]) & 0xC0) == 0x80;
+      if (!ok || (len == 1 && c < 0x20 && c != '\t') || c == 0x7f) {
+        line[i] = '?';
+        ++i;
+      } else {
+        i += len;
+      }
+    }
+    v.push_back(std::move(line));
+    start = nl + 1;
+  }
+}
+
+Diagnostic& DiagEngine::report(DiagId id, const SrcRange& at, std::string message,
+                               const std::set<std::string>* allows) {
+  const DiagDef& def = diag_def(id);
+  DiagSeverity sev = def.severity;
+  if (sev == DiagSeverity::warning) {
+    std::string name = def.name;
+    bool disabled = options_.disabled_warnings.count(name) && !options_.enabled_warnings.count(name);
+    if (disabled || (allows && allows->count(name))) {
+      scratch_ = Diagnostic{};
+      return scratch_;
+    }
+    if (options_.warnings_as_errors) sev = DiagSeverity::error;
+  }
+  if (sev == DiagSeverity::error && errors_ >= options_.max_errors) {
+    scratch_ = Diagnostic{};
+    return scratch_;
+  }
+  Diagnostic d;
+  d.severity = sev;
+  d.code = def.code;
+  d.name = def.name;
+  d.title = def.title;
+  d.message = std::move(message);
+  d.loc = to_loc(at);
+  d.length = std::max(1, at.len);
+  if (sev == DiagSeverity::error) ++errors_;
+  if (sev == DiagSeverity::error && errors_ == options_.max_errors) {
+    diags_.push_back(std::move(d));
+    Diagnostic stop;
+    stop.severity = DiagSeverity::error;
+    stop.code = diag_def(DiagId::too_many_errors).code;
+    stop.title = diag_def(DiagId::too_many_errors).title;
+    stop.message = "too many errors emitted, stopping now";
+    diags_.push_back(std::move(stop));
+    return diags_[diags_.size() - 2];
+  }
+  diags_.push_back(std::move(d));
+  return diags_.back();
+}
+
+void DiagEngine::note(Diagnostic& d, const SrcRange& at, std::string message) {
+  if (d.code.empty()) return;
+  d.notes.push_back(DiagNote{to_loc(at), std::move(message)});
+}
+
+void DiagEngine::note(Diagnostic& d, std::string message) {
+  if (d.code.empty()) return;
+  d.notes.push_back(DiagNote{SourceLoc{}, std::move(message)});
+}
+
+std::vector<Diagnostic> DiagEngine::take() {
+  std::vector<Diagnostic> out(diags_.begin(), diags_.end());
+  diags_.clear();
+  for (auto& d : out) {
+    auto it = lines_.find(d.loc.file);
+    if (it != lines_.end() && d.loc.line >= 1 && static_cast<size_t>(d.loc.line) <= it->second.size())
+      d.source_line = it->second[static_cast<size_t>(d.loc.line - 1)];
+  }
+  // Location-less diagnostics (unit-wide) go last.
+  std::stable_sort(out.begin(), out.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    auto key = [](const Diagnostic& d) {
+      return std::make_tuple(d.loc.file.empty(), d.loc.file, d.loc.line, d.loc.col,
+                             sev_rank(d.severity), d.code, d.message);
+    };
+    return key(a) < key(b);
+  });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const Diagnostic& a, const Diagnostic& b) {
+                          return a.loc.file == b.loc.file && a.loc.line == b.loc.line &&
+                                 a.loc.col == b.loc.col && a.code == b.code &&
+                                 a.message == b.message;
+                        }),
+            out.end());
+  return out;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = std::string::npos;
+  auto squash = [](const std::string& s) {
+    std::string o;
+    for (char ch : s)
+      if (ch != '_' && ch != '-') o += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return o;
+  };
+  const std::string w = squash(word);
+  for (const auto& c : candidates) {
+    size_t d = edit_distance(word, c);
+    // `xid_79` for `xid79_fallen_off_bus`: the word, without separators, starts the name.
+    const std::string sc = squash(c);
+    if (w.size() >= 3 && sc.size() > w.size() && sc.compare(0, w.size(), w) == 0) d = std::min<size_t>(d, 1);
+    if (d < best_d || (d == best_d && c < best)) {
+      best_d = d;
+      best = c;
+    }
+  }
+  // Allow roughly a third of the word to differ (clang uses a similar bound).
+  size_t limit = std::max<size_t>(2, (word.size() + 2) / 3);
+  if (best.empty() || best_d > limit || best == word) return "";
+  return best;
+}
+
+}  // namespace reflex::compiler
+
+namespace reflex {
+
+const char* to_string(DiagSeverity s) {
+  switch (s) {
+    case DiagSeverity::note: return "note";
+    case DiagSeverity::warning: return "warning";
+    case DiagSeverity::error: return "error";
+  }
+  return "error";
+}
+
+const std::vector<DiagnosticInfo>& diagnostic_catalog() {
+  static const std::vector<DiagnosticInfo> catalog = [] {
+    std::vector<DiagnosticInfo> v;
+    for (const auto& d : compiler::kDefs)
+      v.push_back(DiagnosticInfo{d.code, d.severity, d.name, d.title, d.description});
+    return v;
+  }();
+  return catalog;
+}
+
+bool is_warning_name(const std::string& name) {
+  for (const auto& d : compiler::kDefs)
+    if (d.severity == DiagSeverity::warning && name == d.name) return true;
+  return false;
+}
+
+int CompileResult::errors() const {
+  int n = 0;
+  for (const auto& d : diagnostics) n += d.severity == DiagSeverity::error;
+  return n;
+}
+
+int CompileResult::warnings() const {
+  int n = 0;
+  for (const auto& d : diagnostics) n += d.severity == DiagSeverity::warning;
+  return n;
+}
+
+}  // namespace reflex

@@ -1,0 +1,85 @@
+// The diagnostics engine: one table of codes (code, severity, warning name,
+// title, description), a collector that applies -W/--no-warn/--Werror/`allow`,
+// and deterministic ordering for golden files.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ast.h"
+#include "reflex/compiler.h"
+
+namespace reflex::compiler {
+
+enum class DiagId : uint16_t {
+  // input and syntax
+  file_too_large, invalid_utf8, binary_file, nesting_too_deep, syntax_error,
+  unterminated_string, unterminated_regex, unexpected_char, language_version, too_many_errors,
+  // names
+  duplicate_decl, unknown_event, unknown_pattern, unknown_class, unknown_parent,
+  field_not_captured, unknown_binding, import_not_found, duplicate_kb, unknown_kind,
+  unknown_relation, unknown_transport, unknown_type, invalid_keyword_value, misplaced_statement,
+  duplicate_statement, invalid_literal,
+  // semantics
+  relation_kinds, locate_type, condition_type, strength_range, inverted_window,
+  negative_window, latent_effect, override_undefined, override_twice, override_statement,
+  class_parent, class_cycle, missing_statement, causal_cycle, regex_re2, regex_hyperscan,
+  example_no_match, near_miss_matches, example_transport, extends_cycle, engine_requirement,
+  test_file_missing, example_field_value,
+  // warnings
+  unused_import, ambiguous_match, unreachable_event, unexplained_symptom,
+  indistinguishable_roots, unanchored_pattern, empty_window, unused_pattern, unknown_warning,
+  kCount
+};
+
+struct DiagDef {
+  DiagId id;
+  const char* code;
+  DiagSeverity severity;
+  const char* name;  // warnings: the switchable name; errors: ""
+  const char* title;
+  const char* description;
+};
+
+const DiagDef& diag_def(DiagId id);
+// Checks done at compile time: the table is in enum order, codes are unique.
+bool diag_table_consistent();
+
+class DiagEngine {
+ public:
+  explicit DiagEngine(const CompileOptions& options) : options_(options) {}
+
+  void add_source(const std::string& file, const std::string& text);
+  // Starts a diagnostic. `allows` are the `allow NAME` of the enclosing
+  // declaration(s). Returns the diagnostic so notes can be attached; for a
+  // suppressed warning it returns a scratch object that is discarded.
+  Diagnostic& report(DiagId id, const SrcRange& at, std::string message,
+                     const std::set<std::string>* allows = nullptr);
+  static void note(Diagnostic& d, const SrcRange& at, std::string message);
+  static void note(Diagnostic& d, std::string message);
+
+  int errors() const { return errors_; }
+  bool error_limit_reached() const { return errors_ >= options_.max_errors; }
+  // Sorted, de-duplicated, with source lines filled in.
+  std::vector<Diagnostic> take();
+
+ private:
+  const CompileOptions& options_;
+  std::deque<Diagnostic> diags_;
+  Diagnostic scratch_;
+  int errors_ = 0;
+  std::map<std::string, std::vector<std::string>> lines_;  // file -> lines
+};
+
+SourceLoc to_loc(const SrcRange& r);
+
+// Edit distance, for did-you-mean.
+size_t edit_distance(const std::string& a, const std::string& b);
+// The closest candidate within a sensible distance, or "".
+std::string closest(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace reflex::compiler

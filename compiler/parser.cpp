@@ -1,0 +1,885 @@
+// ANTLR parse tree -> AST. Pre-checks run first so ANTLR never sees invalid
+// UTF-8 (ANTLRInputStream throws) or deep nesting (its recursion overflows).
+#include "parser.h"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+#include "ReflexLexer.h"
+#include "ReflexParser.h"
+#include "antlr4-runtime.h"
+
+namespace reflex::compiler {
+namespace {
+
+using rfxgen::ReflexLexer;
+using rfxgen::ReflexParser;
+
+int utf8_len(const std::string& s) {
+  int n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// Line/column (1-based, code points) of a byte offset.
+std::pair<int, int> line_col(const std::string& text, size_t offset) {
+  int line = 1, col = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++line;
+      col = 1;
+    } else if ((c & 0xC0) != 0x80) {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+// Offset of the first invalid UTF-8 sequence, or npos.
+size_t invalid_utf8_at(const std::string& s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Overlong forms, surrogates and out-of-range code points are invalid.
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return i;
+    i += len;
+  }
+  return std::string::npos;
+}
+
+SrcRange token_range(const std::string& file, const antlr4::Token* t) {
+  SrcRange r;
+  r.file = file;
+  if (t == nullptr) return r;
+  r.line = static_cast<int>(t->getLine());
+  r.col = static_cast<int>(t->getCharPositionInLine()) + 1;
+  std::string text = t->getType() == antlr4::Token::EOF ? std::string() : t->getText();
+  size_t nl = text.find('\n');
+  if (nl != std::string::npos) text.resize(nl);
+  r.len = std::max(1, utf8_len(text));
+  return r;
+}
+
+std::string shorten(std::string s, size_t max = 24) {
+  size_t nl = s.find('\n');
+  if (nl != std::string::npos) s = s.substr(0, nl) + "...";
+  if (s.size() > max) {
+    size_t cut = max;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    s = s.substr(0, cut) + "...";
+  }
+  return s;
+}
+
+// What a person calls each token.
+std::string describe_token_type(const antlr4::dfa::Vocabulary& voc, size_t type) {
+  switch (type) {
+    case ReflexParser::ID: return "a name";
+    case ReflexParser::STRING: return "a string";
+    case ReflexParser::TRIPLE_STRING: return "a \"\"\"string\"\"\"";
+    case ReflexParser::REGEX: return "a /regex/";
+    case ReflexParser::NUMBER: return "a number";
+    case ReflexParser::DURATION: return "a duration (e.g. 30s)";
+    case antlr4::Token::EOF: return "end of file";
+    default: break;
+  }
+  std::string lit = voc.getLiteralName(type);
+  if (!lit.empty()) return lit;
+  return voc.getDisplayName(type);
+}
+
+std::string describe_offending(const antlr4::Token* t) {
+  if (t == nullptr || t->getType() == antlr4::Token::EOF) return "end of file";
+  return "'" + shorten(t->getText()) + "'";
+}
+
+struct TooManyErrors {};
+
+// Collects syntax errors as diagnostics with human wording. Errors on the
+// lexer's error tokens are skipped: those were reported precisely already.
+class CollectingListener : public antlr4::BaseErrorListener {
+ public:
+  CollectingListener(const std::string& file, DiagEngine& diags, int cap)
+      : file_(file), diags_(diags), cap_(cap) {}
+
+  void syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* offending, size_t line,
+                   size_t col, const std::string& msg, std::exception_ptr) override {
+    if (offending != nullptr) {
+      size_t t = offending->getType();
+      if (t == ReflexParser::UNTERMINATED_STRING || t == ReflexParser::UNTERMINATED_REGEX ||
+          t == ReflexParser::UNTERMINATED_TRIPLE_STRING || t == ReflexParser::BAD_CHAR)
+        return;
+      if (offending->getTokenIndex() == last_token_) return;  // one error per token
+      last_token_ = offending->getTokenIndex();
+      error_tokens.push_back(offending->getTokenIndex());
+    }
+    ++count;
+    if (count > cap_) {
+      SrcRange r = token_range(file_, offending);
+      diags_.report(DiagId::too_many_errors, r,
+                    "too many syntax errors in this file; stopping here");
+      throw TooManyErrors{};
+    }
+    SrcRange r = token_range(file_, offending);
+    if (!r.valid()) {
+      r.line = static_cast<int>(line);
+      r.col = static_cast<int>(col) + 1;
+    }
+    diags_.report(DiagId::syntax_error, r, humanize(recognizer, offending, msg));
+  }
+
+  int count = 0;
+  std::vector<size_t> error_tokens;
+
+ private:
+  std::string humanize(antlr4::Recognizer* recognizer, antlr4::Token* offending,
+                       const std::string& msg) {
+    auto* parser = dynamic_cast<antlr4::Parser*>(recognizer);
+    std::vector<std::string> expected;
+    std::set<size_t> types;
+    if (parser != nullptr) {
+      try {
+        for (auto t : parser->getExpectedTokens().toList()) {
+          if (t < 0) continue;
+          types.insert(static_cast<size_t>(t));
+        }
+      } catch (...) {
+      }
+      // Soft keywords are names too: with a name expected, do not list them.
+      static const std::set<std::string> soft = {
+          "'by'",      "'as'",       "'then'",   "'lines'",  "'count'", "'above'", "'x'",
+          "'median'",  "'of'",       "'last'",   "'version'", "'requires'", "'engine'",
+          "'extends'", "'root'",     "'no'",     "'event'",  "'rank'",  "'matches'"};
+      bool name_expected = types.count(ReflexParser::ID) > 0;
+      for (size_t t : types) {
+        if (name_expected && soft.count(parser->getVocabulary().getLiteralName(t))) continue;
+        expected.push_back(describe_token_type(parser->getVocabulary(), t));
+      }
+    }
+    std::string found = describe_offending(offending);
+    // Targeted advice for common slips.
+    if (offending && offending->getText() == "=" && parser) {
+      for (auto* ctx = parser->getContext(); ctx != nullptr;
+           ctx = dynamic_cast<antlr4::ParserRuleContext*>(ctx->parent)) {
+        if (ctx->getRuleIndex() == ReflexParser::RuleCond ||
+            dynamic_cast<ReflexParser::WhenMemberContext*>(ctx) != nullptr)
+          return "unexpected '='; use '==' to compare";
+      }
+    }
+    if (types.count(ReflexParser::DURATION) && offending &&
+        offending->getType() == ReflexParser::ID)
+      return "expected a duration (e.g. 30s, 500ms, 10m), found " + found;
+    std::string want;
+    bool statement = false, declaration = false;
+    for (const auto& e : expected) {
+      if (e == "'match'") statement = true;
+      if (e == "'signature'") declaration = true;
+    }
+    if (declaration) {
+      want = "a declaration (signature, rule, latent, pattern, class, test, import, override)";
+    } else if (statement) {
+      want = "a statement (on, from, match, field, when, ..., or '->' in a rule)";
+      if (std::find(expected.begin(), expected.end(), "'}'") != expected.end())
+        want += " or '}'";
+    } else if (!expected.empty()) {
+      size_t n = std::min<size_t>(expected.size(), 6);
+      for (size_t i = 0; i < n; ++i) {
+        if (i) want += (i + 1 == n && expected.size() <= 6) ? " or " : ", ";
+        want += expected[i];
+      }
+      if (expected.size() > 6) want += ", ...";
+    }
+    if (msg.rfind("missing ", 0) == 0 && !want.empty()) return "expected " + want + " before " + found;
+    if (want.empty()) return "unexpected " + found;
+    return "unexpected " + found + "; expected " + want;
+  }
+
+  const std::string& file_;
+  DiagEngine& diags_;
+  int cap_;
+  size_t last_token_ = static_cast<size_t>(-1);
+};
+
+// Nesting depth over tokens (brackets, chained `not`, parentheses inside
+// regexes). Returns the token where the limit is passed, or nullptr.
+const antlr4::Token* too_deep(const std::vector<antlr4::Token*>& tokens, int limit,
+                              const antlr4::dfa::Vocabulary& voc) {
+  int depth = 0;
+  int nots = 0;
+  for (const auto* t : tokens) {
+    const std::string lit = voc.getLiteralName(t->getType());
+    if (lit == "'('" || lit == "'{'") ++depth;
+    if (lit == "')'" || lit == "'}'") depth = std::max(0, depth - 1);
+    nots = lit == "'not'" ? nots + 1 : 0;
+    if (depth + nots > limit) return t;
+    if (t->getType() == ReflexParser::REGEX) {
+      int d = 0;
+      const std::string s = t->getText();
+      bool in_class = false;
+      for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '\\') {
+          ++i;
+          continue;
+        }
+        if (in_class) {
+          if (s[i] == ']') in_class = false;
+          continue;
+        }
+        if (s[i] == '[') in_class = true;
+        if (s[i] == '(') ++d;
+        if (s[i] == ')') d = std::max(0, d - 1);
+        if (d > limit) return t;
+      }
+    }
+  }
+  return nullptr;
+}
+
+class Builder {
+ public:
+  Builder(const std::string& file) : file_(file) {}
+
+  SrcRange tok(const antlr4::Token* t) const { return token_range(file_, t); }
+  SrcRange node(antlr4::tree::TerminalNode* n) const {
+    return n ? tok(n->getSymbol()) : SrcRange{};
+  }
+  SrcRange ctx_range(antlr4::ParserRuleContext* c) const {
+    if (!c) return {};
+    SrcRange r = tok(c->getStart());
+    const antlr4::Token* stop = c->getStop();
+    if (stop && stop->getLine() == c->getStart()->getLine() &&
+        stop->getStopIndex() >= c->getStart()->getStartIndex()) {
+      int end = static_cast<int>(stop->getCharPositionInLine()) + 1 + tok(stop).len;
+      r.len = std::max(1, end - r.col);
+    }
+    return r;
+  }
+
+  Ident ident(ReflexParser::NameContext* n) const {
+    Ident id;
+    if (!n || n->getStart() == nullptr) return id;
+    id.text = n->getText();
+    id.range = tok(n->getStart());
+    return id;
+  }
+  Ident ident(ReflexParser::RelNameContext* n) const {
+    Ident id;
+    if (!n || n->getStart() == nullptr) return id;
+    id.text = n->getText();
+    id.range = tok(n->getStart());
+    return id;
+  }
+
+  Value string_value(antlr4::tree::TerminalNode* n) const {
+    Value v;
+    v.kind = Value::Kind::string;
+    if (!n) return v;
+    std::string t = n->getText();
+    if (t.size() >= 6 && t.rfind("\"\"\"", 0) == 0) {
+      v.text = t.substr(3, t.size() - 6);
+    } else if (t.size() >= 2) {
+      v.text = unescape_string(t.substr(1, t.size() - 2));
+    }
+    v.range = node(n);
+    return v;
+  }
+
+  Value number_value(antlr4::tree::TerminalNode* n) const {
+    Value v;
+    v.kind = Value::Kind::number;
+    if (!n) return v;
+    v.text = n->getText();
+    v.range = node(n);
+    return v;
+  }
+
+  Value duration(ReflexParser::DurationContext* d) const {
+    Value v;
+    if (!d) return v;
+    if (d->DURATION()) {
+      v.kind = Value::Kind::duration;
+      v.text = d->DURATION()->getText();
+      v.range = node(d->DURATION());
+    } else if (d->NUMBER()) {
+      v.kind = Value::Kind::number;
+      v.text = d->NUMBER()->getText();
+      v.range = node(d->NUMBER());
+    }
+    return v;
+  }
+
+  Value value(ReflexParser::ValueContext* c) const {
+    Value v;
+    if (!c) return v;
+    if (c->STRING()) return string_value(c->STRING());
+    if (c->NUMBER()) return number_value(c->NUMBER());
+    if (c->DURATION()) {
+      v.kind = Value::Kind::duration;
+      v.text = c->DURATION()->getText();
+      v.range = node(c->DURATION());
+      return v;
+    }
+    if (c->name()) {
+      v.kind = Value::Kind::ident;
+      Ident id = ident(c->name());
+      v.text = id.text;
+      v.range = id.range;
+    }
+    return v;
+  }
+
+  RegexAtom regex_literal(antlr4::tree::TerminalNode* n) const {
+    RegexAtom a;
+    if (!n) return a;
+    std::string t = n->getText();
+    std::string body = t.size() >= 2 ? t.substr(1, t.size() - 2) : std::string();
+    std::string out;
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (body[i] == '\\' && i + 1 < body.size() && body[i + 1] == '/') {
+        out += '/';
+        ++i;
+      } else {
+        out += body[i];
+      }
+    }
+    a.text = out;
+    a.range = node(n);
+    return a;
+  }
+
+  RegexExpr regex(ReflexParser::RegexExprContext* c) const {
+    RegexExpr e;
+    if (!c) return e;
+    e.range = ctx_range(c);
+    for (auto* a : c->regexAtom()) {
+      if (a->REGEX()) {
+        e.atoms.push_back(regex_literal(a->REGEX()));
+      } else if (a->name()) {
+        RegexAtom r;
+        r.is_ref = true;
+        Ident id = ident(a->name());
+        r.text = id.text;
+        r.range = id.range;
+        e.atoms.push_back(r);
+      }
+    }
+    return e;
+  }
+
+  Cond cond(ReflexParser::CondContext* c) const {
+    Cond out;
+    if (!c) return out;
+    out.range = ctx_range(c);
+    if (auto* p = dynamic_cast<ReflexParser::ParenCondContext*>(c)) return cond(p->cond());
+    if (auto* n = dynamic_cast<ReflexParser::NotCondContext*>(c)) {
+      out.op = Cond::Op::not_;
+      out.kids.push_back(cond(n->cond()));
+      return out;
+    }
+    if (auto* a = dynamic_cast<ReflexParser::AndCondContext*>(c)) {
+      out.op = Cond::Op::and_;
+      for (auto* k : a->cond()) out.kids.push_back(cond(k));
+      return out;
+    }
+    if (auto* o = dynamic_cast<ReflexParser::OrCondContext*>(c)) {
+      out.op = Cond::Op::or_;
+      for (auto* k : o->cond()) out.kids.push_back(cond(k));
+      return out;
+    }
+    if (auto* cc = dynamic_cast<ReflexParser::CompareCondContext*>(c)) {
+      out.field = ident(cc->name());
+      std::string op = cc->OP ? cc->OP->getText() : "==";
+      out.op = op == "==" ? Cond::Op::eq
+               : op == "!=" ? Cond::Op::ne
+               : op == "<"  ? Cond::Op::lt
+               : op == "<=" ? Cond::Op::le
+               : op == ">"  ? Cond::Op::gt
+                            : Cond::Op::ge;
+      if (cc->value()) out.values.push_back(value(cc->value()));
+      return out;
+    }
+    if (auto* ic = dynamic_cast<ReflexParser::InCondContext*>(c)) {
+      out.field = ident(ic->name());
+      out.op = ic->NOT ? Cond::Op::not_in : Cond::Op::in;
+      for (auto* v : ic->value()) out.values.push_back(value(v));
+      return out;
+    }
+    if (auto* mc = dynamic_cast<ReflexParser::MatchesCondContext*>(c)) {
+      out.field = ident(mc->name());
+      out.op = Cond::Op::matches;
+      if (mc->REGEX()) {
+        RegexAtom a = regex_literal(mc->REGEX());
+        out.regex = a.text;
+        out.regex_range = a.range;
+      }
+      return out;
+    }
+    return out;
+  }
+
+  DevRef devref(ReflexParser::DevRefContext* d) const {
+    DevRef r;
+    if (!d) return r;
+    r.range = ctx_range(d);
+    auto names = d->name();
+    if (!names.empty()) r.side = ident(names[0]);
+    if (names.size() > 1) r.binding = ident(names[1]);
+    return r;
+  }
+
+  std::optional<Member> member(ReflexParser::MemberBodyContext* b) const {
+    if (!b) return std::nullopt;
+    Member m;
+    m.range = tok(b->getStart());
+    using K = Member::Kind;
+    using P = ReflexParser;
+    if (auto* c = dynamic_cast<P::OnMemberContext*>(b)) {
+      m.kind = K::on;
+      m.idents.push_back(ident(c->name()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::FromMemberContext*>(b)) {
+      m.kind = K::from;
+      for (auto* n : c->name()) m.idents.push_back(ident(n));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::MatchMemberContext*>(b)) {
+      m.kind = K::match;
+      for (auto* r : c->regexExpr()) m.regexes.push_back(regex(r));
+      if (c->NUMBER()) m.values.push_back(number_value(c->NUMBER()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::FieldMemberContext*>(b)) {
+      m.kind = K::field;
+      for (auto* n : c->name()) m.idents.push_back(ident(n));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::WhenMemberContext*>(b)) {
+      m.kind = K::when;
+      if (c->cond()) m.cond = cond(c->cond());
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::LocateMemberContext*>(b)) {
+      m.kind = K::locate;
+      for (auto* n : c->name()) m.idents.push_back(ident(n));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::ClassMemberContext*>(b)) {
+      m.kind = K::class_;
+      m.idents.push_back(ident(c->name()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::SeverityMemberContext*>(b)) {
+      m.kind = K::severity;
+      m.idents.push_back(ident(c->name()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::NatureMemberContext*>(b)) {
+      m.kind = K::nature;
+      m.idents.push_back(ident(c->name()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::DescriptionMemberContext*>(b)) {
+      m.kind = K::description;
+      m.values.push_back(string_value(c->STRING()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::ActionMemberContext*>(b)) {
+      m.kind = K::action;
+      m.values.push_back(string_value(c->STRING()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::RemediationMemberContext*>(b)) {
+      m.kind = K::remediation;
+      m.idents.push_back(ident(c->name()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::SymptomMemberContext*>(b)) {
+      m.kind = K::symptom;
+      m.idents.push_back(ident(c->name()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::AggregateMemberContext*>(b)) {
+      m.kind = K::aggregate;
+      m.values.push_back(number_value(c->NUMBER()));
+      m.values.push_back(duration(c->duration()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::DedupMemberContext*>(b)) {
+      m.kind = K::dedup;
+      m.values.push_back(duration(c->duration()));
+      for (auto* n : c->name()) m.idents.push_back(ident(n));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::BaselineMemberContext*>(b)) {
+      m.kind = K::baseline;
+      m.idents.push_back(ident(c->name()));
+      for (auto* n : c->NUMBER()) m.values.push_back(number_value(n));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::ExampleMemberContext*>(b)) {
+      m.kind = K::example;
+      m.values.push_back(string_value(c->STRING()));
+      if (c->name()) {
+        m.has_example_source = true;
+        m.idents.push_back(ident(c->name()));
+      }
+      for (auto* e : c->expectation()) m.expects.push_back({ident(e->name()), value(e->value())});
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::NearMissMemberContext*>(b)) {
+      m.kind = K::near_miss;
+      m.values.push_back(string_value(c->STRING()));
+      if (c->name()) {
+        m.has_example_source = true;
+        m.idents.push_back(ident(c->name()));
+      }
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::AllowMemberContext*>(b)) {
+      m.kind = K::allow;
+      if (c->WARNING_NAME()) {
+        m.idents.push_back(Ident{c->WARNING_NAME()->getText(), node(c->WARNING_NAME())});
+      } else {
+        m.idents.push_back(ident(c->name()));
+      }
+      return m;
+    }
+    if (dynamic_cast<P::SilentMemberContext*>(b)) {
+      m.kind = K::silent;
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::CauseMemberContext*>(b)) {
+      m.kind = K::cause;
+      for (auto* n : c->name()) m.idents.push_back(ident(n));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::WhereMemberContext*>(b)) {
+      m.kind = K::where;
+      for (auto* r : c->relation()) {
+        auto refs = r->devRef();
+        RelationExpr e;
+        if (!refs.empty()) e.lhs = devref(refs[0]);
+        e.rel = ident(r->relName());
+        if (refs.size() > 1) e.rhs = devref(refs[1]);
+        m.relations.push_back(e);
+      }
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::WithinMemberContext*>(b)) {
+      m.kind = K::within;
+      for (auto* d : c->duration()) m.values.push_back(duration(d));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::SkewMemberContext*>(b)) {
+      m.kind = K::skew;
+      m.values.push_back(duration(c->duration()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::StrengthMemberContext*>(b)) {
+      m.kind = K::strength;
+      m.values.push_back(number_value(c->NUMBER()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::TopologyMemberContext*>(b)) {
+      m.kind = K::topology;
+      if (c->TRIPLE_STRING()) {
+        m.inline_topology = true;
+        m.values.push_back(string_value(c->TRIPLE_STRING()));
+      } else {
+        m.values.push_back(string_value(c->STRING()));
+      }
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::LogMemberContext*>(b)) {
+      m.kind = K::log;
+      for (auto* s : c->STRING()) m.values.push_back(string_value(s));
+      m.idents.push_back(ident(c->name()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::BundleMemberContext*>(b)) {
+      m.kind = K::bundle;
+      m.values.push_back(string_value(c->STRING()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::ExpectRootMemberContext*>(b)) {
+      m.kind = K::expect_root;
+      m.values.push_back(string_value(c->STRING()));
+      if (c->name()) m.idents.push_back(ident(c->name()));
+      if (c->NUMBER()) {
+        // keep position 1 for the rank
+        if (m.values.size() == 1) m.values.push_back(number_value(c->NUMBER()));
+      }
+      return m;
+    }
+    if (dynamic_cast<P::ExpectNoRootMemberContext*>(b)) {
+      m.kind = K::expect_no_root;
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::ExpectEventMemberContext*>(b)) {
+      m.kind = K::expect_event;
+      m.idents.push_back(ident(c->name()));
+      if (c->STRING()) m.values.push_back(string_value(c->STRING()));
+    } else {
+      return std::nullopt;
+    }
+    return m;
+  }
+
+  void block(ReflexParser::BlockContext* b, Decl& d) const {
+    if (!b) return;
+    for (auto* mc : b->member()) {
+      if (!mc) continue;
+      if (auto m = member(mc->memberBody())) d.members.push_back(std::move(*m));
+    }
+  }
+
+  std::optional<Decl> decl(ReflexParser::TopDeclContext* c) const {
+    Decl d;
+    d.file = file_;
+    d.range = tok(c->getStart());
+    using K = Decl::Kind;
+    using P = ReflexParser;
+    if (auto* v = dynamic_cast<P::VersionDeclContext*>(c)) {
+      d.kind = K::version;
+      d.values.push_back(number_value(v->NUMBER()));
+    } else if (auto* k = dynamic_cast<P::KbDeclContext*>(c)) {
+      d.kind = K::kb;
+      // knowledge_base NAME [version V] [requires engine R]: keep positions.
+      auto strings = k->STRING();
+      d.values.resize(3);
+      size_t i = 0;
+      for (auto* child : k->children) {
+        auto* term = dynamic_cast<antlr4::tree::TerminalNode*>(child);
+        if (!term) continue;
+        std::string t = term->getText();
+        if (t == "version") i = 1;
+        else if (t == "engine") i = 2;
+        else if (term->getSymbol()->getType() == P::STRING && i < 3) d.values[i] = string_value(term);
+      }
+      (void)strings;
+    } else if (auto* im = dynamic_cast<P::ImportDeclContext*>(c)) {
+      d.kind = K::import;
+      d.values.push_back(string_value(im->STRING()));
+    } else if (auto* cl = dynamic_cast<P::ClassDeclContext*>(c)) {
+      d.kind = K::class_;
+      auto names = cl->name();
+      if (!names.empty()) d.name = ident(names[0]);
+      if (names.size() > 1) d.parent = ident(names[1]);
+      if (cl->STRING()) d.values.push_back(string_value(cl->STRING()));
+    } else if (auto* p = dynamic_cast<P::PatternDeclContext*>(c)) {
+      d.kind = K::pattern;
+      d.name = ident(p->name());
+      d.pattern = regex(p->regexExpr());
+    } else if (auto* s = dynamic_cast<P::SignatureDeclContext*>(c)) {
+      d.kind = K::signature;
+      d.is_abstract = s->ABSTRACT != nullptr;
+      auto names = s->name();
+      if (!names.empty()) d.name = ident(names[0]);
+      if (names.size() > 1) d.parent = ident(names[1]);
+      block(s->block(), d);
+    } else if (auto* l = dynamic_cast<P::LatentDeclContext*>(c)) {
+      d.kind = K::latent;
+      d.name = ident(l->name());
+      block(l->block(), d);
+    } else if (auto* r = dynamic_cast<P::RuleDeclContext*>(c)) {
+      d.kind = K::rule;
+      d.name = ident(r->name());
+      block(r->block(), d);
+    } else if (auto* o = dynamic_cast<P::OverrideDeclContext*>(c)) {
+      d.kind = K::override_;
+      d.override_kind = o->KIND ? o->KIND->getText() : "";
+      d.name = ident(o->name());
+      block(o->block(), d);
+    } else if (auto* t = dynamic_cast<P::TestDeclContext*>(c)) {
+      d.kind = K::test;
+      Value title = string_value(t->STRING());
+      d.name.text = title.text;
+      d.name.range = title.range;
+      block(t->block(), d);
+    } else {
+      return std::nullopt;
+    }
+    return d;
+  }
+
+ private:
+  const std::string& file_;
+};
+
+}  // namespace
+
+std::string unescape_string(const std::string& body) {
+  std::string out;
+  out.reserve(body.size());
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] != '\\' || i + 1 >= body.size()) {
+      out += body[i];
+      continue;
+    }
+    char n = body[++i];
+    switch (n) {
+      case 'n': out += '\n'; break;
+      case 't': out += '\t'; break;
+      case '"': out += '"'; break;
+      case '\\': out += '\\'; break;
+      default:
+        out += '\\';
+        out += n;
+    }
+  }
+  return out;
+}
+
+bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& options) {
+  const std::string& text = file.text;
+  SrcRange at;
+  at.file = file.path;
+  if (file.too_large || text.size() > options.max_file_bytes) {
+    at.line = at.col = 1;
+    diags.report(DiagId::file_too_large, at,
+                 "file is " + std::to_string(file.too_large ? file.too_large : text.size()) +
+                     " bytes; the limit is " +
+                     std::to_string(options.max_file_bytes));
+    return false;
+  }
+  if (size_t nul = text.find('\0'); nul != std::string::npos) {
+    auto [l, c] = line_col(text, nul);
+    at.line = l;
+    at.col = c;
+    diags.report(DiagId::binary_file, at,
+                 "file contains a NUL byte at offset " + std::to_string(nul) +
+                     "; this is not a text file");
+    return false;
+  }
+  if (size_t bad = invalid_utf8_at(text); bad != std::string::npos) {
+    auto [l, c] = line_col(text, bad);
+    at.line = l;
+    at.col = c;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned char>(text[bad]));
+    diags.report(DiagId::invalid_utf8, at,
+                 std::string("invalid UTF-8 (byte ") + hex + " at offset " + std::to_string(bad) +
+                     "); .rfx files must be UTF-8");
+    return false;
+  }
+  try {
+    antlr4::ANTLRInputStream input(text);
+    ReflexLexer lexer(&input);
+    lexer.removeErrorListeners();
+    antlr4::CommonTokenStream tokens(&lexer);
+    tokens.fill();
+    std::vector<antlr4::Token*> all = tokens.getTokens();
+
+    if (const antlr4::Token* deep = too_deep(all, options.max_nesting_depth, lexer.getVocabulary())) {
+      diags.report(DiagId::nesting_too_deep, token_range(file.path, deep),
+                   "nesting deeper than " + std::to_string(options.max_nesting_depth) +
+                       " levels; the file is not parsed further");
+      return false;
+    }
+
+    int lex_errors = 0;
+    std::set<size_t> bad_lines;
+    for (const auto* t : all) {
+      DiagId id;
+      std::string msg;
+      switch (t->getType()) {
+        case ReflexParser::UNTERMINATED_STRING:
+          id = DiagId::unterminated_string;
+          msg = "missing closing '\"' at the end of the line";
+          break;
+        case ReflexParser::UNTERMINATED_TRIPLE_STRING:
+          id = DiagId::unterminated_string;
+          msg = "\"\"\" string is never closed";
+          break;
+        case ReflexParser::UNTERMINATED_REGEX:
+          id = DiagId::unterminated_regex;
+          msg = "missing closing '/' of the regex (write a literal slash as \\/)";
+          break;
+        case ReflexParser::BAD_CHAR:
+          id = DiagId::unexpected_char;
+          msg = "unexpected character '" + shorten(t->getText()) + "'";
+          break;
+        default:
+          continue;
+      }
+      if (bad_lines.count(t->getLine()) && t->getType() == ReflexParser::BAD_CHAR) continue;
+      bad_lines.insert(t->getLine());
+      if (++lex_errors > options.max_errors_per_file) break;
+      SrcRange r = token_range(file.path, t);
+      diags.report(id, r, msg);
+    }
+
+    ReflexParser parser(&tokens);
+    parser.removeErrorListeners();
+    CollectingListener listener(file.path, diags, options.max_errors_per_file);
+    parser.addErrorListener(&listener);
+    ReflexParser::FileContext* tree = nullptr;
+    try {
+      tree = parser.file();
+    } catch (const TooManyErrors&) {
+      return false;
+    }
+    Builder b(file.path);
+    std::vector<size_t> errs = listener.error_tokens;
+    for (const auto* t : all) {
+      size_t ty = t->getType();
+      if (ty == ReflexParser::UNTERMINATED_STRING || ty == ReflexParser::UNTERMINATED_REGEX ||
+          ty == ReflexParser::UNTERMINATED_TRIPLE_STRING || ty == ReflexParser::BAD_CHAR)
+        errs.push_back(t->getTokenIndex());
+    }
+    for (auto* c : tree->topDecl()) {
+      if (!c || !c->getStart()) continue;
+      auto d = b.decl(c);
+      if (!d) continue;
+      // A declaration containing a syntax error is kept for its name only.
+      size_t lo = c->getStart()->getTokenIndex();
+      size_t hi = c->getStop() ? c->getStop()->getTokenIndex() : lo;
+      for (size_t e : errs)
+        if (e >= lo && e <= hi + 1) d->broken = true;
+      if (c->exception != nullptr) d->broken = true;
+      file.decls.push_back(std::move(*d));
+    }
+    file.parsed = true;
+    return true;
+  } catch (const std::exception& e) {
+    at.line = at.col = 1;
+    diags.report(DiagId::syntax_error, at, std::string("the parser failed: ") + e.what());
+    return false;
+  } catch (...) {
+    at.line = at.col = 1;
+    diags.report(DiagId::syntax_error, at, "the parser failed");
+    return false;
+  }
+}
+
+}  // namespace reflex::compiler

@@ -1,0 +1,146 @@
+// The Reflex rule language, version 1 (docs/language.md).
+// Blocks share one member rule; which members a block allows is a semantic
+// check, so a misplaced statement gets a precise message instead of a parse error.
+grammar Reflex;
+
+file
+  : topDecl* EOF
+  ;
+
+topDecl
+  : 'reflex' NUMBER ';'?                                                         # versionDecl
+  | 'knowledge_base' STRING ('version' STRING)? ('requires' 'engine' STRING)? ';'?  # kbDecl
+  | 'import' STRING ';'?                                                         # importDecl
+  | 'class' name ('<' name)? STRING? ';'?                                        # classDecl
+  | 'pattern' name '=' regexExpr ';'?                                            # patternDecl
+  | ABSTRACT='abstract'? 'signature' name ('extends' name)? block ';'?           # signatureDecl
+  | 'latent' name block ';'?                                                     # latentDecl
+  | 'rule' name block ';'?                                                       # ruleDecl
+  | 'override' KIND=('signature' | 'rule' | 'latent') name block ';'?          # overrideDecl
+  | 'test' STRING block ';'?                                                     # testDecl
+  ;
+
+block
+  : '{' member* '}'
+  ;
+
+member
+  : memberBody ';'?
+  ;
+
+memberBody
+  : 'on' name                                                           # onMember
+  | 'from' name (',' name)*                                             # fromMember
+  | 'match' regexExpr ('then' regexExpr)* ('within' NUMBER 'lines')?    # matchMember
+  | 'field' name ':' name                                               # fieldMember
+  | 'when' cond                                                         # whenMember
+  | 'locate' name 'by' name ('as' name)?                                # locateMember
+  | 'class' name                                                        # classMember
+  | 'severity' name                                                     # severityMember
+  | 'nature' name                                                       # natureMember
+  | 'description' STRING                                                # descriptionMember
+  | 'action' STRING                                                     # actionMember
+  | 'remediation' name                                                  # remediationMember
+  | 'symptom' name                                                      # symptomMember
+  | 'aggregate' 'count' '>=' NUMBER 'within' duration                   # aggregateMember
+  | 'dedup' duration ('by' name (',' name)*)?                           # dedupMember
+  | 'baseline' name 'above' NUMBER 'x' 'median' 'of' 'last' NUMBER      # baselineMember
+  | 'example' STRING ('from' name)? ('{' (expectation (',' expectation)* ','?)? '}')?  # exampleMember
+  | 'near_miss' STRING ('from' name)?                                   # nearMissMember
+  | 'allow' (name | WARNING_NAME)                                       # allowMember
+  | 'silent'                                                            # silentMember
+  | name '->' name (',' name)*                                          # causeMember
+  | 'where' relation ('and' relation)*                                  # whereMember
+  | 'within' duration '..' duration                                     # withinMember
+  | 'skew' duration                                                     # skewMember
+  | 'strength' NUMBER                                                   # strengthMember
+  | 'topology' (STRING | TRIPLE_STRING)                                 # topologyMember
+  | 'log' STRING name STRING                                            # logMember
+  | 'bundle' STRING                                                     # bundleMember
+  | 'expect' 'root' STRING ('class' name)? ('rank' NUMBER)?             # expectRootMember
+  | 'expect' 'no' 'root'                                                # expectNoRootMember
+  | 'expect' 'event' name ('on' STRING)?                                # expectEventMember
+  ;
+
+expectation
+  : name '=' value
+  ;
+
+regexExpr
+  : regexAtom ('+' regexAtom)*
+  ;
+
+regexAtom
+  : REGEX
+  | name
+  ;
+
+cond
+  : '(' cond ')'                                        # parenCond
+  | 'not' cond                                          # notCond
+  | name OP=('==' | '!=' | '<' | '<=' | '>' | '>=') value  # compareCond
+  | name NOT='not'? 'in' '{' value (',' value)* ','? '}'   # inCond
+  | name 'matches' REGEX                                # matchesCond
+  | cond 'and' cond                                     # andCond
+  | cond 'or' cond                                      # orCond
+  ;
+
+relation
+  : devRef relName devRef
+  ;
+
+relName
+  : name
+  | 'on'
+  | 'in'
+  ;
+
+devRef
+  : name ('.' name)?
+  ;
+
+duration
+  : DURATION
+  | NUMBER
+  ;
+
+value
+  : NUMBER
+  | DURATION
+  | STRING
+  | name
+  ;
+
+// Words that are keywords somewhere but never start a statement may still be
+// used as names (a field called `count`, a device kind `rank`).
+name
+  : ID
+  | 'by' | 'as' | 'then' | 'lines' | 'count' | 'above' | 'x' | 'median' | 'of' | 'last'
+  | 'version' | 'requires' | 'engine' | 'extends' | 'root' | 'no' | 'event' | 'rank'
+  | 'matches'
+  ;
+
+// ---- lexer ----
+
+TRIPLE_STRING : '"""' TRIPLE_BODY* '"""' ;
+STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* '"' ;
+REGEX : '/' (~[/\\\r\n] | '\\' ~[\r\n])+ '/' ;
+DURATION : '-'? DIGITS ('.' DIGITS)? ('ms' | 's' | 'm' | 'h' | 'd') ;
+NUMBER : '-'? '0x' [0-9a-fA-F]+ | '-'? DIGITS ('.' DIGITS)? ;
+ID : [A-Za-z_] [A-Za-z0-9_]* ;
+// Warning names are hyphenated (`allow ambiguous-match`), like clang's.
+WARNING_NAME : [a-z]+ ('-' [a-z]+)+ ;
+
+LINE_COMMENT : ('#' | '//') ~[\r\n]* -> skip ;
+WS : [ \t\r\n\f]+ -> skip ;
+
+// Error tokens: the parser never accepts them; the front end reports each
+// with a precise message instead of ANTLR's generic one.
+UNTERMINATED_TRIPLE_STRING : '"""' TRIPLE_BODY* ('"' | '""')? EOF ;
+UNTERMINATED_STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* '\\'? ;
+UNTERMINATED_REGEX : '/' (~[/\\\r\n] | '\\' ~[\r\n])* '\\'? ;
+BAD_CHAR : . ;
+
+fragment DIGITS : [0-9]+ ;
+// Greedy (not .*?) so an unterminated """ cannot out-match a closed one.
+fragment TRIPLE_BODY : ~'"' | '"' ~'"' | '""' ~'"' ;

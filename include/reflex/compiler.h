@@ -1,0 +1,101 @@
+// The .rfx compiler as a library: sources in, diagnostics and a compiled
+// KnowledgeBase (reflex/kb.h) out. Used by `reflexc` and by every runtime CLI
+// (through load_kb). Nothing here throws; errors are diagnostics.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "reflex/kb.h"
+
+namespace reflex {
+
+// Every limit of the front end in one place, so hostile input is bounded.
+struct CompileOptions {
+  size_t max_file_bytes = 4u << 20;  // a larger .rfx file is an error in that file
+  int max_nesting_depth = 128;       // brackets / parentheses (also inside regexes)
+  int max_errors_per_file = 50;      // syntax errors before we stop reporting a file
+  int max_errors = 500;              // all diagnostics of severity error
+  bool warnings_as_errors = false;   // --Werror
+  std::set<std::string> disabled_warnings;  // --no-warn NAME
+  std::set<std::string> enabled_warnings;   // -W NAME (re-enables a disabled one)
+  bool check_examples = true;     // run inline examples / near-misses / ambiguity
+  bool check_hyperscan = true;    // validate every pattern with Hyperscan as well as RE2
+  bool analyse_graph = true;      // cycles, reachability, indistinguishable roots
+  bool allow_imports = true;      // false: `import` is an error (fuzzing, sandboxed use)
+};
+
+enum class DiagSeverity : uint8_t { note, warning, error };
+const char* to_string(DiagSeverity s);
+
+struct DiagNote {
+  SourceLoc loc;  // loc.file empty = no location
+  std::string message;
+};
+
+struct Diagnostic {
+  DiagSeverity severity = DiagSeverity::error;
+  std::string code;     // stable: "E012", "W003"
+  std::string name;     // warning name for -W/--no-warn/allow ("" for errors)
+  std::string title;    // short title of the code
+  std::string message;  // this occurrence
+  SourceLoc loc;        // 1-based line/col; file "" = no location (whole unit)
+  int length = 1;       // columns to underline on loc.line
+  std::string source_line;  // the text of loc.line (for rendering), "" if none
+  std::vector<DiagNote> notes;
+};
+
+// Catalog of all diagnostic codes (for SARIF rules, docs and tests).
+struct DiagnosticInfo {
+  std::string code;
+  DiagSeverity severity;
+  std::string name;  // warnings only
+  std::string title;
+  std::string description;
+};
+const std::vector<DiagnosticInfo>& diagnostic_catalog();
+// True when NAME is a switchable warning name.
+bool is_warning_name(const std::string& name);
+
+struct CompileResult {
+  // Set when the inputs themselves could not be used (nonexistent path,
+  // directory without .rfx files, unreadable file): `reflexc` exits 2.
+  bool io_error = false;
+  std::string io_message;
+  std::vector<std::string> files;        // the unit's sources, sorted, as displayed
+  std::vector<Diagnostic> diagnostics;   // sorted (file, line, col, severity, code)
+  std::optional<KnowledgeBase> kb;       // set when there are no errors
+  int errors() const;
+  int warnings() const;
+  bool ok() const { return !io_error && errors() == 0; }
+};
+
+// Compiles files and directories (every *.rfx below, recursively, sorted) as
+// one unit. Never throws.
+CompileResult compile(const std::vector<std::string>& paths, const CompileOptions& options);
+// Compiles one in-memory source as a unit (`path` is only its display name and
+// the base for relative imports/test files). For tests and fuzzing.
+CompileResult compile_text(const std::string& path, const std::string& text,
+                           const CompileOptions& options);
+
+enum class DiagFormat { text, json, sarif };
+// text: clang layout + per-file summary + totals; json: {"files","diagnostics",
+// "errors","warnings"}; sarif: SARIF 2.1.0. `color` only affects text.
+std::string render_diagnostics(const CompileResult& result, DiagFormat format, bool color = false);
+
+// The causal event graph of a compiled KB: Graphviz dot or JSON
+// {"nodes":[...],"edges":[...]}.
+std::string causal_graph_dot(const KnowledgeBase& kb);
+std::string causal_graph_json(const KnowledgeBase& kb);
+
+// What the runtime CLIs call for `--kb`: a built artifact (reflex/artifact.h) or
+// .rfx sources (file or directory; compiled here). On failure nullopt and
+// *error holds a printable explanation (for sources: the rendered diagnostics).
+// Checks the KB's `requires engine` against this engine.
+std::optional<KnowledgeBase> load_kb(const std::string& path, std::string* error);
+
+}  // namespace reflex

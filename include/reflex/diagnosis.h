@@ -1,0 +1,79 @@
+// The result of a diagnosis (spec §5) and its renderings: JSON (the contract),
+// text (for a person) and Graphviz dot. Produced by the engine (reflex/engine.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reflex/event.h"
+#include "reflex/kb.h"
+
+namespace reflex {
+
+// One event as the diagnosis cites it.
+struct EventRef {
+  std::string event;   // signature or latent name
+  std::string device;  // spec §2 id
+  EventTime time;      // ts = time.wall; raw dmesg without boot time has only time.mono
+  std::string evidence;  // "hosts/node-0017/kern.log:812"; "" for a hypothesised latent
+  std::string line;
+  uint64_t count = 1;  // storms folded into one event
+  bool latent = false;  // hypothesised, no log line of its own
+};
+
+// One link of a chain: the event, and the rule + topology relation that tie it
+// to the previous link (empty for the first link, the root).
+struct ChainLink {
+  EventRef ev;
+  std::string rule;      // Rule.loc.str(), e.g. "kb/pcie.rfx:41"
+  std::string rule_name;
+  std::string relation;  // "effect below cause", "any", ...
+  double strength = 1.0;
+  bool order_unknown = false;  // the two events' clocks could not be compared
+};
+
+struct RootCause {
+  std::string device;
+  std::string fault_class;  // standard class (spec §6)
+  std::string subclass;     // the KB's finer class, "" when the class is standard
+  std::string event;
+  double score = 0;
+  std::string action;       // placeholders expanded
+  std::string remediation;
+  std::string component;    // optional finer part
+  std::string description;  // placeholders expanded
+  Severity severity = Severity::info;
+  bool latent = false;
+  std::vector<ChainLink> chain;  // root first, trigger (or the symptom reached) last
+  int explains = 0;              // how many of the incident's symptoms it explains
+  std::string why;               // why it ranks where it does (text output)
+};
+
+struct Diagnosis {
+  std::optional<EventRef> trigger;  // null: fault evidence but no job-level symptom
+  std::vector<RootCause> root_causes;  // best first, at most 5
+  std::vector<EventRef> unexplained;   // symptoms nothing explains
+  std::vector<std::string> notes;
+  std::string incident;  // stable id
+  int revision = 1;
+  std::vector<std::string> eviction_set;
+  std::string job;  // "job/<id>" of the incident, "" when none
+  int symptoms = 0;  // job-level symptom events in the incident
+};
+
+// JSON per spec §5. `indent` < 0 = one line (JSONL). Invalid UTF-8 in log lines
+// is replaced, never thrown.
+std::string diagnosis_to_json(const Diagnosis& d, int indent = 2);
+// Several incidents of one batch: the first incident's document, plus an
+// "incidents" array with every incident when there is more than one.
+std::string diagnoses_to_json(const std::vector<Diagnosis>& ds, int indent = 2);
+std::string diagnosis_to_text(const Diagnosis& d);
+std::string diagnoses_to_text(const std::vector<Diagnosis>& ds);
+std::string diagnoses_to_dot(const std::vector<Diagnosis>& ds);
+
+// "2026-03-05T10:41:12.000000Z", or "" when the time has no wall clock.
+std::string format_event_time(const EventTime& t);
+
+}  // namespace reflex

@@ -1,0 +1,515 @@
+// The Engine: event intake, incidents with a settle window, revisions, reload.
+#include "reflex/engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_set>
+
+#include "index.h"
+#include "reflex/artifact.h"
+
+namespace reflex {
+
+using engine::EventIndex;
+using engine::Interner;
+using engine::KbIndex;
+using engine::kNoWall;
+
+bool validate_kb_for_engine(const KnowledgeBase& kb, std::string* error) {
+  std::string why;
+  if (!engine_version_satisfies(engine_version(), kb.meta.requires_engine, &why)) {
+    if (error)
+      *error = "knowledge base requires engine " + kb.meta.requires_engine + ", this is " +
+               engine_version() + (why.empty() ? "" : ": " + why);
+    return false;
+  }
+  std::set<std::string> sigs, lats;
+  for (auto& s : kb.signatures) sigs.insert(s.name);
+  for (auto& l : kb.latents) lats.insert(l.name);
+  for (auto& r : kb.rules) {
+    if (!sigs.count(r.cause) && !lats.count(r.cause)) {
+      if (error) *error = r.loc.str() + ": rule '" + r.name + "' names unknown cause '" + r.cause + "'";
+      return false;
+    }
+    if (!sigs.count(r.effect)) {
+      if (error)
+        *error = r.loc.str() + ": rule '" + r.name + "' names unknown effect '" + r.effect + "'";
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+std::string diag_signature(const Diagnosis& d) {
+  std::string s;
+  for (auto& r : d.root_causes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", r.score);
+    s += r.device + "|" + r.event + "|" + buf + "|" + std::to_string(r.chain.size()) + ";";
+  }
+  s += "#u" + std::to_string(d.unexplained.size()) + "#s" + std::to_string(d.symptoms);
+  return s;
+}
+
+bool sort_diagnoses(const Diagnosis& a, const Diagnosis& b) {
+  auto t = [](const Diagnosis& d) -> int64_t {
+    if (d.trigger && d.trigger->time.wall) return *d.trigger->time.wall;
+    return std::numeric_limits<int64_t>::max();
+  };
+  if (t(a) != t(b)) return t(a) < t(b);
+  return a.incident < b.incident;
+}
+
+// Batch: every symptom grouped by job (and by time gaps), each group diagnosed.
+std::vector<Diagnosis> batch(const KnowledgeBase& kb, const KbIndex& ki, const Topology& topo,
+                             EventIndex& ix, const EngineOptions& o) {
+  struct S {
+    std::string key;
+    int64_t t;
+    uint32_t ev;
+  };
+  std::vector<S> syms;
+  for (uint32_t i = 0; i < ix.size(); ++i) {
+    if (!ki.is_symptom(ix.rec(i).name)) continue;
+    const auto& r = ix.rec(i);
+    syms.push_back({engine::job_key(ix.ev(i), topo), r.has_wall() ? r.lo : kNoWall, i});
+  }
+  if (syms.empty()) return engine::diagnose_symptoms(kb, ki, topo, ix, {}, o);
+  std::stable_sort(syms.begin(), syms.end(), [](const S& a, const S& b) {
+    if (a.key != b.key) return a.key < b.key;
+    return a.t < b.t;
+  });
+  std::vector<Diagnosis> out;
+  int64_t gap = static_cast<int64_t>(o.incident_gap_s * 1e6);
+  size_t i = 0;
+  while (i < syms.size()) {
+    size_t j = i + 1;
+    while (j < syms.size() && syms[j].key == syms[i].key &&
+           (syms[j].t == kNoWall || syms[j - 1].t == kNoWall || syms[j].t - syms[j - 1].t <= gap))
+      ++j;
+    std::vector<uint32_t> group;
+    for (size_t k = i; k < j; ++k) group.push_back(syms[k].ev);
+    auto ds = engine::diagnose_symptoms(kb, ki, topo, ix, group, o);
+    for (auto& d : ds) out.push_back(std::move(d));
+    i = j;
+  }
+  std::stable_sort(out.begin(), out.end(), sort_diagnoses);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Diagnosis> diagnose_events(const KnowledgeBase& kb, const Topology& topo,
+                                       std::vector<Event> events, const EngineOptions& opts) {
+  try {
+    Interner in;
+    EventIndex ix(&in);
+    KbIndex ki(kb, &in);
+    for (auto& e : events) ix.add(std::move(e));
+    return batch(kb, ki, topo, ix, opts);
+  } catch (const std::exception& e) {
+    Diagnosis d;
+    d.notes.push_back(std::string("internal error: ") + e.what());
+    d.incident = "inc-error";
+    return {d};
+  }
+}
+
+struct Engine::Impl {
+  mutable std::mutex mu;
+  std::shared_ptr<const KnowledgeBase> kb;
+  std::shared_ptr<const Topology> topo;
+  EngineOptions o;
+  Interner in;
+  std::unique_ptr<EventIndex> ix;
+  std::unique_ptr<KbIndex> ki;
+  std::unordered_set<uint32_t> relevant;  // names that appear in some rule
+#ifdef REFLEX_ENGINE_HAVE_INGEST
+  std::unique_ptr<Ingestor> ing;
+#endif
+  IngestStats ingest_done;  // stats of ingestors replaced by reloads
+  DiagnosisCallback cb;
+  std::function<void(const Event&)> tap;
+  std::deque<Diagnosis> queue;
+  EngineStats st;
+  int64_t watermark = kNoWall;
+
+  struct Incident {
+    std::string key;
+    std::vector<uint32_t> syms;
+    int64_t first = kNoWall, last = kNoWall, activity = kNoWall;
+    int64_t deadline = kNoWall;
+    std::chrono::steady_clock::time_point steady_deadline;
+    bool dirty = true, emitted = false;
+  };
+  std::vector<Incident> open;
+  std::map<std::string, std::pair<int, std::string>> revisions;  // incident id -> (rev, signature)
+  std::vector<Diagnosis> out;  // to deliver once the lock is released
+
+  void rebuild_kb_index() {
+    ki = std::make_unique<KbIndex>(*kb, &in);
+    relevant.clear();
+    for (auto& r : kb->rules) {
+      relevant.insert(in.id(r.cause));
+      relevant.insert(in.id(r.effect));
+    }
+  }
+
+  void make_ingestor() {
+#ifdef REFLEX_ENGINE_HAVE_INGEST
+    ing = std::make_unique<Ingestor>(*kb, *topo, o.ingest);
+    ing->set_sink([this](Event&& e) { on_event(std::move(e)); });
+#endif
+  }
+
+  void finish_ingestor() {
+#ifdef REFLEX_ENGINE_HAVE_INGEST
+    if (!ing) return;
+    ing->finish();
+    add_stats(ingest_done, ing->stats());
+#endif
+  }
+
+  static void add_stats(IngestStats& a, const IngestStats& b) {
+    a.lines += b.lines;
+    a.bytes += b.bytes;
+    a.matched_lines += b.matched_lines;
+    a.events += b.events;
+    a.skipped_invalid_json += b.skipped_invalid_json;
+    a.skipped_no_msg += b.skipped_no_msg;
+    a.invalid_utf8 += b.invalid_utf8;
+    a.nul_bytes += b.nul_bytes;
+    a.truncated_long_lines += b.truncated_long_lines;
+    a.unknown_hosts += b.unknown_hosts;
+    a.placeholder_devices += b.placeholder_devices;
+    a.no_timestamp += b.no_timestamp;
+    a.implausible_time += b.implausible_time;
+    a.folded_by_dedup += b.folded_by_dedup;
+    a.below_aggregate += b.below_aggregate;
+    for (auto& [k, v] : b.per_signature_hits) a.per_signature_hits[k] += v;
+    for (auto& n : b.notes)
+      if (std::find(a.notes.begin(), a.notes.end(), n) == a.notes.end()) a.notes.push_back(n);
+  }
+
+  std::chrono::steady_clock::time_point steady_after_settle() const {
+    return std::chrono::steady_clock::now() +
+           std::chrono::microseconds(static_cast<int64_t>(o.settle_s * 1e6));
+  }
+
+  void on_event(Event&& ev) {
+    if (tap) tap(ev);
+    uint32_t i = ix->add(std::move(ev));
+    ++st.events;
+    const auto& r = ix->rec(i);
+    if (r.has_wall()) watermark = std::max(watermark, r.hi);
+    int64_t t = r.has_wall() ? r.lo : watermark;
+    int64_t settle = static_cast<int64_t>(o.settle_s * 1e6);
+    if (ki->is_symptom(r.name)) {
+      ++st.symptoms;
+      std::string key = engine::job_key(ix->ev(i), *topo);
+      int64_t gap = static_cast<int64_t>(o.incident_gap_s * 1e6);
+      for (auto& inc : open) {
+        if (inc.key != key) continue;
+        if (t != kNoWall && inc.first != kNoWall && (t < inc.first - gap || t > inc.last + gap))
+          continue;
+        inc.syms.push_back(i);
+        if (t != kNoWall) {
+          inc.first = inc.first == kNoWall ? t : std::min(inc.first, t);
+          inc.last = inc.last == kNoWall ? t : std::max(inc.last, t);
+          inc.activity = std::max(inc.activity, t);
+        }
+        if (inc.emitted && !inc.dirty) {
+          inc.deadline = (watermark == kNoWall ? t : watermark) + settle;
+          inc.steady_deadline = steady_after_settle();
+        }
+        inc.dirty = true;
+        return;
+      }
+      Incident inc;
+      inc.key = key;
+      inc.syms.push_back(i);
+      inc.first = inc.last = inc.activity = t;
+      inc.deadline = t == kNoWall ? kNoWall : t + settle;
+      inc.steady_deadline = steady_after_settle();
+      open.push_back(std::move(inc));
+      ++st.incidents_opened;
+      return;
+    }
+    if (!relevant.count(r.name)) return;
+    int64_t back = static_cast<int64_t>((ki->max_window_s + o.clock_skew_s) * 1e6);
+    int64_t linger = static_cast<int64_t>(o.linger_s * 1e6);
+    for (auto& inc : open) {
+      if (t != kNoWall && inc.first != kNoWall && (t < inc.first - back || t > inc.last + linger))
+        continue;
+      if (t != kNoWall) inc.activity = std::max(inc.activity, t);
+      if (inc.emitted && !inc.dirty) {
+        inc.deadline = (watermark == kNoWall ? t : watermark) + settle;
+        inc.steady_deadline = steady_after_settle();
+      }
+      inc.dirty = true;
+    }
+  }
+
+  void diagnose_incident(Incident& inc) {
+    auto ds = engine::diagnose_symptoms(*kb, *ki, *topo, *ix, inc.syms, o);
+    for (auto& d : ds) {
+      std::string sig = diag_signature(d);
+      auto it = revisions.find(d.incident);
+      if (it != revisions.end() && it->second.second == sig) continue;
+      int rev = it == revisions.end() ? 1 : it->second.first + 1;
+      revisions[d.incident] = {rev, sig};
+      d.revision = rev;
+      ++st.diagnoses_emitted;
+      if (rev > 1) ++st.revisions;
+      out.push_back(std::move(d));
+    }
+    inc.dirty = false;
+    inc.emitted = true;
+  }
+
+  void process(bool force) {
+    auto now = std::chrono::steady_clock::now();
+    for (auto& inc : open) {
+      if (!inc.dirty) continue;
+      bool due = force || (inc.deadline != kNoWall && watermark != kNoWall &&
+                           watermark >= inc.deadline) ||
+                 now >= inc.steady_deadline;
+      if (due) diagnose_incident(inc);
+    }
+    int64_t linger = static_cast<int64_t>(o.linger_s * 1e6);
+    if (force) {
+      open.clear();
+    } else {
+      open.erase(std::remove_if(open.begin(), open.end(),
+                                [&](const Incident& inc) {
+                                  return inc.emitted && !inc.dirty && watermark != kNoWall &&
+                                         inc.activity != kNoWall &&
+                                         watermark > inc.activity + linger;
+                                }),
+                 open.end());
+    }
+    st.open_incidents = open.size();
+    maybe_compact();
+  }
+
+  // Retention: beyond max_events, drop the oldest half of the events that no
+  // open incident needs (events re-indexed from scratch).
+  void maybe_compact() {
+    if (ix->size() <= o.max_events) return;
+    std::vector<int64_t> times;
+    times.reserve(ix->size());
+    for (uint32_t i = 0; i < ix->size(); ++i)
+      if (ix->rec(i).has_wall()) times.push_back(ix->rec(i).lo);
+    if (times.empty()) return;
+    std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2),
+                     times.end());
+    int64_t cutoff = times[times.size() / 2];
+    for (auto& inc : open)
+      if (inc.first != kNoWall)
+        cutoff = std::min(cutoff, inc.first - static_cast<int64_t>(ki->max_window_s * 1e6));
+    std::vector<int64_t> lo(ix->size());
+    for (uint32_t i = 0; i < ix->size(); ++i) lo[i] = ix->rec(i).lo;
+    std::vector<Event> evs = ix->take_events();
+    std::vector<uint32_t> remap(evs.size(), engine::kNone);
+    auto fresh = std::make_unique<EventIndex>(&in);
+    for (uint32_t i = 0; i < evs.size(); ++i) {
+      if (lo[i] != kNoWall && lo[i] < cutoff) {
+        ++st.dropped_events;
+        continue;
+      }
+      remap[i] = fresh->add(std::move(evs[i]));
+    }
+    ix = std::move(fresh);
+    for (auto& inc : open) {
+      std::vector<uint32_t> s;
+      for (uint32_t x : inc.syms)
+        if (remap[x] != engine::kNone) s.push_back(remap[x]);
+      inc.syms = std::move(s);
+    }
+  }
+
+  // Runs `f` under the lock, then hands the diagnoses it produced to the
+  // callback (outside the lock) or to the poll queue.
+  template <class F>
+  void locked(F&& f) {
+    std::vector<Diagnosis> ready;
+    DiagnosisCallback c;
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      try {
+        f();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "reflex engine: internal error: %s\n", e.what());
+      } catch (...) {
+        std::fprintf(stderr, "reflex engine: internal error\n");
+      }
+      ready = take_out();
+      c = cb;
+      if (!c)
+        for (auto& d : ready) queue.push_back(std::move(d));
+    }
+    if (c)
+      for (auto& d : ready) {
+        try {
+          c(d);
+        } catch (...) {
+          std::fprintf(stderr, "reflex engine: a diagnosis callback threw; ignored\n");
+        }
+      }
+  }
+
+  std::vector<Diagnosis> take_out() {
+    std::vector<Diagnosis> v = std::move(out);
+    out.clear();
+    return v;
+  }
+};
+
+Engine::Engine(std::shared_ptr<const KnowledgeBase> kb, std::shared_ptr<const Topology> topo,
+               EngineOptions opts)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->kb = kb ? std::move(kb) : std::make_shared<KnowledgeBase>();
+  impl_->topo = topo ? std::move(topo) : std::shared_ptr<const Topology>(Topology::empty());
+  impl_->o = opts;
+  impl_->ix = std::make_unique<EventIndex>(&impl_->in);
+  impl_->rebuild_kb_index();
+  impl_->make_ingestor();
+}
+
+Engine::~Engine() = default;
+
+
+void Engine::set_callback(DiagnosisCallback cb) {
+  std::lock_guard<std::mutex> lk(impl_->mu);
+  impl_->cb = std::move(cb);
+}
+
+void Engine::set_event_tap(std::function<void(const Event&)> tap) {
+  std::lock_guard<std::mutex> lk(impl_->mu);
+  impl_->tap = std::move(tap);
+}
+
+std::vector<Diagnosis> Engine::poll() {
+  std::lock_guard<std::mutex> lk(impl_->mu);
+  std::vector<Diagnosis> v(std::make_move_iterator(impl_->queue.begin()),
+                           std::make_move_iterator(impl_->queue.end()));
+  impl_->queue.clear();
+  return v;
+}
+
+void Engine::feed_envelope(std::string_view json_line) {
+  impl_->locked([&] {
+#ifdef REFLEX_ENGINE_HAVE_INGEST
+    impl_->ing->feed_envelope(json_line);
+#else
+    (void)json_line;
+#endif
+    impl_->process(false);
+  });
+}
+
+void Engine::feed_line(const std::string& host, Transport transport, std::string_view line,
+                       std::string_view evidence_file, uint64_t line_no) {
+  impl_->locked([&] {
+#ifdef REFLEX_ENGINE_HAVE_INGEST
+    impl_->ing->feed_line(host, transport, line, evidence_file, line_no);
+#else
+    (void)host, (void)transport, (void)line, (void)evidence_file, (void)line_no;
+#endif
+    impl_->process(false);
+  });
+}
+
+void Engine::feed_event(Event ev) {
+  impl_->locked([&] {
+    impl_->on_event(std::move(ev));
+    impl_->process(false);
+  });
+}
+
+bool Engine::read_bundle(const std::string& dir, std::string* error) {
+  bool ok = false;
+  impl_->locked([&] {
+#ifdef REFLEX_ENGINE_HAVE_INGEST
+    ok = impl_->ing->read_bundle(dir, error);
+    impl_->ing->finish();
+#else
+    (void)dir;
+    if (error) *error = "this build of the engine has no ingest component";
+#endif
+  });
+  return ok;
+}
+
+void Engine::tick() {
+  impl_->locked([&] { impl_->process(false); });
+}
+
+void Engine::flush() {
+  impl_->locked([&] {
+#ifdef REFLEX_ENGINE_HAVE_INGEST
+    impl_->ing->finish();
+#endif
+    impl_->process(true);
+  });
+}
+
+std::vector<Diagnosis> Engine::diagnose_all() {
+  std::vector<Diagnosis> v;
+  impl_->locked([&] {
+#ifdef REFLEX_ENGINE_HAVE_INGEST
+    impl_->ing->finish();
+#endif
+    v = batch(*impl_->kb, *impl_->ki, *impl_->topo, *impl_->ix, impl_->o);
+  });
+  return v;
+}
+
+bool Engine::reload(std::shared_ptr<const KnowledgeBase> kb, std::shared_ptr<const Topology> topo,
+                     std::string* error) {
+  bool ok = false;
+  impl_->locked([&] {
+    if (kb && !validate_kb_for_engine(*kb, error)) {
+      ++impl_->st.failed_reloads;
+      return;
+    }
+    impl_->finish_ingestor();
+    if (kb) impl_->kb = std::move(kb);
+    if (topo) impl_->topo = std::move(topo);
+    impl_->rebuild_kb_index();
+    impl_->make_ingestor();
+    ++impl_->st.reloads;
+    ok = true;
+  });
+  return ok;
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard<std::mutex> lk(impl_->mu);
+  EngineStats s = impl_->st;
+  s.ingest = impl_->ingest_done;
+#ifdef REFLEX_ENGINE_HAVE_INGEST
+  if (impl_->ing) Impl::add_stats(s.ingest, impl_->ing->stats());
+#endif
+  return s;
+}
+
+std::shared_ptr<const KnowledgeBase> Engine::kb() const {
+  std::lock_guard<std::mutex> lk(impl_->mu);
+  return impl_->kb;
+}
+
+std::shared_ptr<const Topology> Engine::topology() const {
+  std::lock_guard<std::mutex> lk(impl_->mu);
+  return impl_->topo;
+}
+
+}  // namespace reflex

@@ -1,0 +1,1066 @@
+// Per-incident reasoning: the backward walk over the KB's causal rules, latent
+// hypotheses, grounding of explanations, ranking of root candidates and the
+// Diagnosis of each incident.
+//
+// The incident graph holds only the events the walk reaches (bounded by
+// EngineOptions::max_nodes); candidates come from the event index by name (and
+// by name+device when a `where` relation pins the cause's device).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "index.h"
+
+namespace reflex::engine {
+namespace {
+
+constexpr size_t kScanLimit = 20000;     // candidate events looked at per (effect, rule)
+constexpr size_t kDeviceStrategy = 256;  // above this many in the window, probe by device
+constexpr size_t kMaxDevices = 4096;     // related_devices() results worth probing
+constexpr size_t kMaxLatentDevices = 16;
+constexpr size_t kMaxStarts = 20000;
+
+struct GEdge {
+  uint32_t cause, effect;
+  const Rule* rule;
+  bool unknown;  // clocks could not be compared
+};
+
+struct Hyp {
+  const Latent* latent = nullptr;
+  std::string device, host;
+  int64_t t_est = kNoWall;  // latest time consistent with every effect
+  bool valid = true;
+  bool silent_unknown = false;
+};
+
+struct GNode {
+  uint32_t ev = kNone;  // event index, or kNone for a hypothesis
+  int hyp = -1;
+  std::vector<uint32_t> in, out;  // edge ids
+};
+
+double sev_factor(Severity s) {
+  switch (s) {
+    case Severity::critical: return 1.0;
+    case Severity::major: return 0.95;
+    case Severity::minor: return 0.9;
+    case Severity::warning: return 0.85;
+    case Severity::info: return 0.8;
+  }
+  return 0.8;
+}
+
+std::string ref_str(const DeviceRef& r) {
+  std::string s = r.side == DeviceRef::Side::cause ? "cause" : "effect";
+  if (!r.binding.empty()) s += "." + r.binding;
+  return s;
+}
+
+std::string relation_text(const Rule& r) {
+  if (r.where.empty()) return "any";
+  std::string s;
+  for (auto& c : r.where) {
+    if (!s.empty()) s += " and ";
+    s += ref_str(c.lhs) + " " + to_string(c.rel) + " " + ref_str(c.rhs);
+  }
+  return s;
+}
+
+// Expands {field}, {device}, {host} (unknown placeholders stay as written).
+std::string expand(const std::string& tpl, const Event* ev, const std::string& device,
+                   const std::string& host) {
+  std::string out;
+  for (size_t i = 0; i < tpl.size();) {
+    if (tpl[i] == '{') {
+      auto close = tpl.find('}', i);
+      if (close != std::string::npos) {
+        std::string key = tpl.substr(i + 1, close - i - 1);
+        const std::string* v = nullptr;
+        if (key == "device") v = &device;
+        else if (key == "host") v = &host;
+        else if (ev) v = ev->field(key);
+        if (!v && ev) v = ev->binding(key);
+        if (v) {
+          out += *v;
+          i = close + 1;
+          continue;
+        }
+      }
+    }
+    out += tpl[i++];
+  }
+  return out;
+}
+
+class Reasoner {
+ public:
+  Reasoner(const KnowledgeBase& kb, const KbIndex& ki, const Topology& topo, EventIndex& ix,
+           const EngineOptions& o)
+      : kb_(kb), ki_(ki), topo_(topo), ix_(ix), o_(o), in_(ix.interner()) {}
+
+  std::vector<Diagnosis> run(const std::vector<uint32_t>& symptoms);
+
+ private:
+  // ---- graph ----
+  uint32_t node_of(uint32_t ev, bool* added);
+  void add_edge(uint32_t cause, uint32_t effect, const Rule* r, bool unknown);
+  void walk(const std::vector<uint32_t>& start_nodes);
+  void expand_node(uint32_t n);
+  template <class F>
+  void candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name, F&& accept);
+  int window(const Rec& c, const Rec& e, const Rule& r) const;
+  const std::string* resolve(const DeviceRef& ref, const Event* cause, const std::string* cause_dev,
+                             const Event& effect) const;
+  bool where_ok(const Rule& r, const Event* cause, const std::string* cause_dev,
+                const Event& effect) const;
+  void ground();
+  void hypothesise();
+  bool root_capable(uint32_t n) const;
+  bool edge_valid(const GEdge& e) const {
+    return nodes_[e.cause].hyp < 0 || hyps_[static_cast<size_t>(nodes_[e.cause].hyp)].valid;
+  }
+  uint32_t add_node_for(uint32_t ev);
+
+  // ---- output ----
+  Diagnosis diagnose(const std::vector<uint32_t>& syms, const std::vector<uint32_t>& roots,
+                     const std::vector<uint32_t>& extra_unexplained, bool null_trigger,
+                     bool fallback);
+  EventRef ref_of(uint32_t n) const;
+  int64_t node_time(uint32_t n) const;
+  // Arrival-order independent order of nodes (time, then evidence, ...).
+  bool node_less(uint32_t a, uint32_t b) const {
+    const GNode& ga = nodes_[a];
+    const GNode& gb = nodes_[b];
+    if ((ga.hyp >= 0) != (gb.hyp >= 0)) return ga.hyp < 0;
+    if (ga.hyp >= 0) {
+      const Hyp& ha = hyps_[static_cast<size_t>(ga.hyp)];
+      const Hyp& hb = hyps_[static_cast<size_t>(gb.hyp)];
+      if (ha.t_est != hb.t_est) return ha.t_est < hb.t_est;
+      if (ha.latent->name != hb.latent->name) return ha.latent->name < hb.latent->name;
+      return ha.device < hb.device;
+    }
+    return ix_.before(ga.ev, gb.ev);
+  }
+  Severity node_severity(uint32_t n) const;
+  int independent_evidence(uint32_t n) const;
+  uint64_t occurrences(uint32_t n) const;
+  void note(std::string s) {
+    if (seen_notes_.insert(s).second) notes_.push_back(std::move(s));
+  }
+
+  const KnowledgeBase& kb_;
+  const KbIndex& ki_;
+  const Topology& topo_;
+  EventIndex& ix_;
+  const EngineOptions& o_;
+  Interner& in_;
+
+  std::vector<GNode> nodes_;
+  std::vector<GEdge> edges_;
+  std::vector<Hyp> hyps_;
+  std::unordered_map<uint32_t, uint32_t> node_of_ev_;
+  std::map<std::pair<std::string, std::string>, uint32_t> hyp_node_;
+  std::vector<std::pair<uint32_t, const Rule*>> latent_requests_;
+  std::vector<uint8_t> grounded_;
+  std::vector<int64_t> root_of_scc_;  // per node: winner node of its root SCC, -1 none
+  std::vector<uint32_t> roots_;       // root candidates (winners first, then sympathetic)
+  std::unordered_map<uint32_t, uint32_t> sympathetic_to_;  // loser -> winner
+  bool truncated_ = false;
+  std::vector<uint32_t> pending_;
+  std::unordered_set<uint32_t> expanded_;
+  std::vector<uint32_t> class_names_;
+  std::vector<std::string> notes_;
+  std::set<std::string> seen_notes_;
+};
+
+uint32_t Reasoner::node_of(uint32_t ev, bool* added) {
+  *added = false;
+  auto it = node_of_ev_.find(ev);
+  if (it != node_of_ev_.end()) return it->second;
+  if (nodes_.size() >= o_.max_nodes) {
+    truncated_ = true;
+    return kNone;
+  }
+  GNode g;
+  g.ev = ev;
+  nodes_.push_back(std::move(g));
+  uint32_t n = static_cast<uint32_t>(nodes_.size() - 1);
+  node_of_ev_.emplace(ev, n);
+  *added = true;
+  return n;
+}
+
+void Reasoner::add_edge(uint32_t cause, uint32_t effect, const Rule* r, bool unknown) {
+  if (cause == effect) return;
+  edges_.push_back({cause, effect, r, unknown});
+  uint32_t e = static_cast<uint32_t>(edges_.size() - 1);
+  nodes_[cause].out.push_back(e);
+  nodes_[effect].in.push_back(e);
+}
+
+// 0 outside the rule's window, 1 inside, 2 unknown (clocks not comparable).
+int Reasoner::window(const Rec& c, const Rec& e, const Rule& r) const {
+  bool same_clock = c.clock == e.clock;
+  double skew = same_clock ? 0.0 : r.skew_s + o_.clock_skew_s;
+  if (c.has_wall() && e.has_wall()) {
+    double dmin = static_cast<double>(e.lo - c.hi) / 1e6;
+    double dmax = static_cast<double>(e.hi - c.lo) / 1e6;
+    double lo = r.min_s - skew, hi = r.max_s + skew;
+    return (dmax >= lo - 1e-7 && dmin <= hi + 1e-7) ? 1 : 0;
+  }
+  if (same_clock && c.mono >= 0 && e.mono >= 0) {
+    double d = e.mono - c.mono;
+    return (d >= r.min_s - 1e-7 && d <= r.max_s + 1e-7) ? 1 : 0;
+  }
+  return 2;
+}
+
+const std::string* Reasoner::resolve(const DeviceRef& ref, const Event* cause,
+                                     const std::string* cause_dev, const Event& effect) const {
+  if (ref.side == DeviceRef::Side::effect)
+    return ref.binding.empty() ? &effect.device : effect.binding(ref.binding);
+  if (ref.binding.empty()) return cause_dev;
+  return cause ? cause->binding(ref.binding) : nullptr;
+}
+
+bool Reasoner::where_ok(const Rule& r, const Event* cause, const std::string* cause_dev,
+                        const Event& effect) const {
+  for (auto& c : r.where) {
+    const std::string* a = resolve(c.lhs, cause, cause_dev, effect);
+    const std::string* b = resolve(c.rhs, cause, cause_dev, effect);
+    if (!a || !b) return false;
+    if (!topo_.related(c.rel, *a, *b)) return false;
+  }
+  return true;
+}
+
+template <class F>
+void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name, F&& accept) {
+  const NameList* nl = ix_.by_name(cause_name);
+  if (!nl) return;
+  const Event& e = ix_.ev(effect_ev);
+  const Rec& er = ix_.rec(effect_ev);
+  size_t taken = 0, scanned = 0;
+  auto consider = [&](uint32_t c) -> bool {  // false: stop
+    if (c == effect_ev) return true;
+    if (++scanned > kScanLimit) {
+      truncated_ = true;
+      return false;
+    }
+    int w = window(ix_.rec(c), er, r);
+    if (w == 0) return true;
+    const Event& ce = ix_.ev(c);
+    if (!where_ok(r, &ce, &ce.device, e)) return true;
+    accept(c, w == 2);
+    return ++taken < o_.max_candidates_per_rule;
+  };
+
+  // A `where` constraint tying the cause's own device to the effect side lets
+  // us probe by device instead of scanning every event of that name.
+  auto device_probe = [&](int64_t lower, int64_t upper) -> bool {
+    const Signature* cs = ki_.signature(cause_name);
+    if (!cs) return false;
+    for (auto& c : r.where) {
+      bool lhs_cause = c.lhs.side == DeviceRef::Side::cause && c.lhs.binding.empty() &&
+                       c.rhs.side == DeviceRef::Side::effect;
+      bool rhs_cause = c.rhs.side == DeviceRef::Side::cause && c.rhs.binding.empty() &&
+                       c.lhs.side == DeviceRef::Side::effect;
+      if (!lhs_cause && !rhs_cause) continue;
+      if (c.rel == Relation::any) continue;
+      const std::string* other = resolve(lhs_cause ? c.rhs : c.lhs, nullptr, nullptr, e);
+      if (!other) return true;  // the constraint cannot hold: no candidates at all
+      auto devs = topo_.related_devices(c.rel, *other, lhs_cause, cs->kind);
+      if (devs.size() > kMaxDevices) continue;
+      std::vector<uint32_t> found;
+      for (auto& d : devs) {
+        uint32_t did = in_.find(d);
+        if (did == kNone) continue;
+        auto* v = ix_.by_name_device(cause_name, did);
+        if (!v) continue;
+        auto lo_it = std::lower_bound(v->begin(), v->end(), lower, [&](uint32_t i, int64_t t) {
+          const Rec& rr = ix_.rec(i);
+          return rr.has_wall() && rr.lo < t;
+        });
+        for (auto it = lo_it; it != v->end(); ++it) {
+          const Rec& rr = ix_.rec(*it);
+          if (rr.has_wall() && rr.lo > upper) continue;  // nowall ones sort last
+          found.push_back(*it);
+        }
+      }
+      // Nearest in time first, like the scan.
+      std::sort(found.begin(), found.end(),
+                [&](uint32_t a, uint32_t b) { return ix_.before(b, a); });
+      for (uint32_t c2 : found)
+        if (!consider(c2)) break;
+      return true;
+    }
+    return false;
+  };
+
+  if (er.has_wall()) {
+    double maxsk = r.skew_s + o_.clock_skew_s;
+    int64_t upper = er.hi - static_cast<int64_t>((r.min_s - maxsk) * 1e6);
+    int64_t lower = er.lo - static_cast<int64_t>((r.max_s + maxsk) * 1e6) - nl->max_span;
+    auto cmp_lo = [&](uint32_t i, int64_t t) { return ix_.rec(i).lo < t; };
+    auto b = std::lower_bound(nl->wall.begin(), nl->wall.end(), lower, cmp_lo);
+    auto en = std::lower_bound(b, nl->wall.end(), upper + 1, cmp_lo);
+    size_t n = static_cast<size_t>(en - b);
+    bool probed = n > kDeviceStrategy && device_probe(lower, upper);
+    if (!probed) {
+      for (auto it = en; it != b;) {
+        --it;
+        if (!consider(*it)) break;
+      }
+    }
+    // Events without wall time are compared by monotonic time within their clock.
+    for (uint32_t c : nl->nowall)
+      if (!consider(c)) break;
+  } else {
+    for (uint32_t c : nl->nowall)
+      if (!consider(c)) break;
+    if (nl->wall.size() > kDeviceStrategy && device_probe(std::numeric_limits<int64_t>::min() + 1,
+                                                          std::numeric_limits<int64_t>::max()))
+      return;
+    for (auto it = nl->wall.end(); it != nl->wall.begin();) {
+      --it;
+      if (!consider(*it)) break;
+    }
+  }
+}
+
+void Reasoner::expand_node(uint32_t n) {
+  uint32_t ev = nodes_[n].ev;
+  if (ev == kNone) return;
+  uint32_t name = ix_.rec(ev).name;
+  auto it = ki_.rules_by_effect.find(name);
+  if (it == ki_.rules_by_effect.end()) return;
+  for (const Rule* r : it->second) {
+    uint32_t cname = in_.find(r->cause);
+    if (cname == kNone) continue;
+    if (ki_.latent.count(cname)) {
+      latent_requests_.push_back({n, r});
+      continue;
+    }
+    candidates(ev, *r, cname, [&](uint32_t c, bool unknown) {
+      bool added;
+      uint32_t cn = node_of(c, &added);
+      if (cn == kNone) return;
+      add_edge(cn, n, r, unknown);
+      if (added) pending_.push_back(cn);
+    });
+  }
+}
+
+uint32_t Reasoner::add_node_for(uint32_t ev) {
+  bool added;
+  uint32_t n = node_of(ev, &added);
+  if (added) pending_.push_back(n);
+  return n;
+}
+
+void Reasoner::walk(const std::vector<uint32_t>& start_nodes) {
+  for (uint32_t n : start_nodes) pending_.push_back(n);
+  // Every node is expanded once: pending_ only receives newly added nodes.
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    if (!expanded_.insert(pending_[i]).second) continue;
+    expand_node(pending_[i]);
+  }
+  pending_.clear();
+}
+
+bool Reasoner::root_capable(uint32_t n) const {
+  const GNode& g = nodes_[n];
+  if (g.hyp >= 0) return hyps_[static_cast<size_t>(g.hyp)].valid;
+  return ki_.has_class(ix_.rec(g.ev).name);
+}
+
+int64_t Reasoner::node_time(uint32_t n) const {
+  const GNode& g = nodes_[n];
+  int64_t t = g.hyp >= 0 ? hyps_[static_cast<size_t>(g.hyp)].t_est : ix_.rec(g.ev).lo;
+  return t == kNoWall ? std::numeric_limits<int64_t>::max() : t;
+}
+
+Severity Reasoner::node_severity(uint32_t n) const {
+  const GNode& g = nodes_[n];
+  if (g.hyp >= 0) return hyps_[static_cast<size_t>(g.hyp)].latent->severity;
+  auto* s = ki_.signature(ix_.rec(g.ev).name);
+  return s ? s->severity : Severity::info;
+}
+
+// Other kinds of fault evidence on the same device around the event's time
+// (a link fault seen on both ends: the end with extra evidence is the root).
+int Reasoner::independent_evidence(uint32_t n) const {
+  const GNode& g = nodes_[n];
+  if (g.hyp >= 0) return 0;
+  const Rec& r = ix_.rec(g.ev);
+  int64_t span = static_cast<int64_t>(std::max(3600.0, ki_.max_window_s) * 1e6);
+  int count = 0;
+  for (uint32_t cn : class_names_) {
+    if (cn == r.name) continue;
+    auto* v = ix_.by_name_device(cn, r.device);
+    if (!v) continue;
+    for (uint32_t i : *v) {
+      const Rec& o = ix_.rec(i);
+      if (!o.has_wall() || !r.has_wall() || std::llabs(o.lo - r.lo) <= span) {
+        ++count;
+        break;
+      }
+    }
+  }
+  return count;
+}
+
+uint64_t Reasoner::occurrences(uint32_t n) const {
+  const GNode& g = nodes_[n];
+  if (g.hyp >= 0) return static_cast<uint64_t>(nodes_[n].out.size());
+  const Rec& r = ix_.rec(g.ev);
+  auto* v = ix_.by_name_device(r.name, r.device);
+  if (!v) return 1;
+  uint64_t total = 0;
+  size_t k = 0;
+  for (uint32_t i : *v) {
+    if (++k > 10000) break;
+    total += std::max<uint64_t>(1, ix_.ev(i).count);
+  }
+  return std::max<uint64_t>(1, total);
+}
+
+void Reasoner::ground() {
+  size_t N = nodes_.size();
+  std::vector<int> index(N, -1), low(N, 0), comp(N, -1);
+  std::vector<uint8_t> on(N, 0);
+  std::vector<uint32_t> stack;
+  std::vector<std::vector<uint32_t>> comps;
+  int next = 0;
+  struct Frame {
+    uint32_t v;
+    size_t ei;
+  };
+  for (uint32_t s = 0; s < N; ++s) {
+    if (index[s] != -1) continue;
+    std::vector<Frame> cs;
+    cs.push_back({s, 0});
+    index[s] = low[s] = next++;
+    stack.push_back(s);
+    on[s] = 1;
+    while (!cs.empty()) {
+      uint32_t v = cs.back().v;
+      if (cs.back().ei < nodes_[v].out.size()) {
+        const GEdge& e = edges_[nodes_[v].out[cs.back().ei++]];
+        if (!edge_valid(e)) continue;
+        uint32_t w = e.effect;
+        if (index[w] == -1) {
+          index[w] = low[w] = next++;
+          stack.push_back(w);
+          on[w] = 1;
+          cs.push_back({w, 0});
+        } else if (on[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+      } else {
+        if (low[v] == index[v]) {
+          std::vector<uint32_t> members;
+          uint32_t w;
+          do {
+            w = stack.back();
+            stack.pop_back();
+            on[w] = 0;
+            comp[w] = static_cast<int>(comps.size());
+            members.push_back(w);
+          } while (w != v);
+          comps.push_back(std::move(members));
+        }
+        cs.pop_back();
+        if (!cs.empty()) low[cs.back().v] = std::min(low[cs.back().v], low[v]);
+      }
+    }
+  }
+  // Tarjan completes effects before their causes: walk the list backwards.
+  grounded_.assign(N, 0);
+  roots_.clear();
+  sympathetic_to_.clear();
+  std::vector<uint32_t> losers;
+  for (size_t ci = comps.size(); ci-- > 0;) {
+    auto& members = comps[ci];
+    bool external = false;
+    for (uint32_t m : members) {
+      for (uint32_t ein : nodes_[m].in) {
+        const GEdge& e = edges_[ein];
+        if (!edge_valid(e)) continue;
+        if (comp[e.cause] != static_cast<int>(ci) && grounded_[e.cause]) external = true;
+      }
+    }
+    if (external) {
+      for (uint32_t m : members) grounded_[m] = 1;
+      continue;
+    }
+    std::vector<uint32_t> capable;
+    for (uint32_t m : members)
+      if (root_capable(m)) capable.push_back(m);
+    if (capable.empty()) continue;
+    if (capable.size() > 1) {
+      std::vector<std::pair<int, uint32_t>> ev;
+      for (uint32_t c : capable) ev.push_back({independent_evidence(c), c});
+      std::sort(ev.begin(), ev.end(), [&](auto& a, auto& b) {
+        if (a.first != b.first) return a.first > b.first;
+        int64_t ta = node_time(a.second), tb = node_time(b.second);
+        if (ta != tb) return ta < tb;
+        Severity sa = node_severity(a.second), sb = node_severity(b.second);
+        if (sa != sb) return sa > sb;
+        return node_less(a.second, b.second);
+      });
+      for (size_t i = 0; i < ev.size(); ++i) capable[i] = ev[i].second;
+    }
+    roots_.push_back(capable[0]);
+    for (size_t i = 1; i < capable.size(); ++i) {
+      sympathetic_to_[capable[i]] = capable[0];
+      losers.push_back(capable[i]);
+    }
+    for (uint32_t m : members) grounded_[m] = 1;
+  }
+  roots_.insert(roots_.end(), losers.begin(), losers.end());
+}
+
+void Reasoner::hypothesise() {
+  size_t before = hyps_.size();
+  for (auto& [n, r] : latent_requests_) {
+    if (grounded_[n]) continue;
+    uint32_t lname = in_.find(r->cause);
+    auto lit = ki_.latent.find(lname);
+    if (lit == ki_.latent.end()) continue;
+    const Latent* lat = lit->second;
+    const Event& e = ix_.ev(nodes_[n].ev);
+    std::optional<std::vector<std::string>> cands;
+    bool ok = true;
+    for (auto& c : r->where) {
+      bool lc = c.lhs.side == DeviceRef::Side::cause;
+      bool rc = c.rhs.side == DeviceRef::Side::cause;
+      if (lc && rc) continue;
+      if (!lc && !rc) {
+        const std::string* a = resolve(c.lhs, nullptr, nullptr, e);
+        const std::string* b = resolve(c.rhs, nullptr, nullptr, e);
+        if (!a || !b || !topo_.related(c.rel, *a, *b)) ok = false;
+        continue;
+      }
+      const DeviceRef& cref = lc ? c.lhs : c.rhs;
+      const DeviceRef& oref = lc ? c.rhs : c.lhs;
+      if (!cref.binding.empty()) {
+        ok = false;  // a latent has no bound devices
+        break;
+      }
+      const std::string* other = resolve(oref, nullptr, nullptr, e);
+      if (!other) {
+        ok = false;
+        break;
+      }
+      if (c.rel == Relation::any) continue;
+      auto devs = topo_.related_devices(c.rel, *other, lc, lat->kind);
+      std::sort(devs.begin(), devs.end());
+      devs.erase(std::unique(devs.begin(), devs.end()), devs.end());
+      if (!cands) {
+        cands = std::move(devs);
+      } else {
+        std::vector<std::string> both;
+        std::set_intersection(cands->begin(), cands->end(), devs.begin(), devs.end(),
+                              std::back_inserter(both));
+        cands = std::move(both);
+      }
+    }
+    if (!ok || !cands || cands->empty()) continue;
+    if (cands->size() > kMaxLatentDevices) {
+      note("latent '" + lat->name + "' was not hypothesised for " + e.device + ": rule " +
+           r->loc.str() + " places it on " + std::to_string(cands->size()) +
+           " devices, too many to tell apart");
+      continue;
+    }
+    for (auto& d : *cands) {
+      auto key = std::make_pair(lat->name, d);
+      auto it = hyp_node_.find(key);
+      uint32_t hn;
+      if (it == hyp_node_.end()) {
+        if (nodes_.size() >= o_.max_nodes) {
+          truncated_ = true;
+          continue;
+        }
+        Hyp h;
+        h.latent = lat;
+        h.device = d;
+        if (auto info = topo_.device(d)) h.host = info->host;
+        if (h.host.empty() && lat->kind == DeviceKind::host) h.host = d;
+        hyps_.push_back(std::move(h));
+        GNode g;
+        g.hyp = static_cast<int>(hyps_.size() - 1);
+        nodes_.push_back(std::move(g));
+        hn = static_cast<uint32_t>(nodes_.size() - 1);
+        hyp_node_.emplace(key, hn);
+      } else {
+        hn = it->second;
+      }
+      add_edge(hn, n, r, false);
+      Hyp& h = hyps_[static_cast<size_t>(nodes_[hn].hyp)];
+      const Rec& er = ix_.rec(nodes_[n].ev);
+      if (er.has_wall()) {
+        int64_t t = er.lo - static_cast<int64_t>(r->min_s * 1e6);
+        h.t_est = h.t_est == kNoWall ? t : std::min(h.t_est, t);
+      }
+    }
+  }
+  // Silent latents: the host logged nothing after the hypothesised time while
+  // its peers kept logging (judged against the peers, never "who logged least").
+  int64_t skew = static_cast<int64_t>(o_.clock_skew_s * 1e6);
+  for (size_t i = before; i < hyps_.size(); ++i) {
+    Hyp& h = hyps_[i];
+    if (!h.latent->silent) continue;
+    uint32_t hid = h.host.empty() ? kNone : in_.find(h.host);
+    if (h.t_est == kNoWall) {
+      h.silent_unknown = true;
+      continue;
+    }
+    int64_t last = hid == kNone ? kNoWall : ix_.host_last_wall(hid);
+    if (last != kNoWall && last > h.t_est + skew) {
+      h.valid = false;
+      continue;
+    }
+    if (!ix_.others_logged_after(hid, h.t_est)) {
+      h.valid = false;
+      continue;
+    }
+    if (hid != kNone && ix_.host_has_nowall(hid)) h.silent_unknown = true;
+  }
+}
+
+EventRef Reasoner::ref_of(uint32_t n) const {
+  EventRef r;
+  const GNode& g = nodes_[n];
+  if (g.hyp >= 0) {
+    const Hyp& h = hyps_[static_cast<size_t>(g.hyp)];
+    r.event = h.latent->name;
+    r.device = h.device;
+    if (h.t_est != kNoWall) r.time.wall = h.t_est;
+    r.latent = true;
+    return r;
+  }
+  const Event& e = ix_.ev(g.ev);
+  r.event = e.name;
+  r.device = e.device;
+  r.time = e.time;
+  r.evidence = e.evidence;
+  r.line = e.line;
+  r.count = e.count;
+  return r;
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string incident_id(const EventRef& r) {
+  std::string key = r.event + "|" + r.device + "|" +
+                    (r.time.wall ? std::to_string(*r.time.wall) : "") + "|" +
+                    (r.time.mono ? std::to_string(*r.time.mono) : "") + "|" + r.evidence;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "inc-%012llx",
+                static_cast<unsigned long long>(fnv1a(key) & 0xffffffffffffull));
+  return buf;
+}
+
+Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
+                             const std::vector<uint32_t>& roots,
+                             const std::vector<uint32_t>& extra_unexplained, bool null_trigger,
+                             bool fallback) {
+  Diagnosis d;
+  std::vector<uint32_t> syms = syms_in;
+  std::sort(syms.begin(), syms.end(), [&](uint32_t a, uint32_t b) { return node_less(a, b); });
+  std::unordered_set<uint32_t> sym_set(syms.begin(), syms.end());
+  if (!null_trigger && !syms.empty()) {
+    d.trigger = ref_of(syms[0]);
+    d.symptoms = static_cast<int>(syms.size());
+    std::string jk = job_key(ix_.ev(nodes_[syms[0]].ev), topo_);
+    if (jk.rfind("job/", 0) == 0) d.job = jk;
+  }
+
+  struct Scored {
+    uint32_t node;
+    double score;
+    std::vector<uint32_t> path;  // edge ids, root first
+    int covered;
+    std::string why;
+  };
+  std::vector<Scored> scored;
+  std::unordered_set<uint32_t> covered_all;
+  size_t total = std::max<size_t>(1, syms.size());
+  int64_t trig_t = syms.empty() ? kNoWall : node_time(syms[0]);
+  size_t considered = 0;
+  for (uint32_t r : roots) {
+    if (++considered > 512) break;
+    // Max-product paths from r (Dijkstra on -log strength).
+    std::unordered_map<uint32_t, double> best;
+    std::unordered_map<uint32_t, uint32_t> pred;
+    using QE = std::pair<double, uint32_t>;
+    std::priority_queue<QE> pq;
+    best[r] = 1.0;
+    pq.push({1.0, r});
+    while (!pq.empty()) {
+      auto [p, v] = pq.top();
+      pq.pop();
+      if (p < best[v]) continue;
+      for (uint32_t eid : nodes_[v].out) {
+        const GEdge& e = edges_[eid];
+        if (!edge_valid(e)) continue;
+        double q = p * std::clamp(e.rule->strength, 0.0, 1.0) *
+                   (e.unknown ? o_.order_unknown_penalty : 1.0);
+        auto it = best.find(e.effect);
+        if (it == best.end() || q > it->second + 1e-15) {
+          best[e.effect] = q;
+          pred[e.effect] = eid;
+          pq.push({q, e.effect});
+        }
+      }
+    }
+    int covered = 0;
+    double pbest = 0;
+    uint32_t target = kNone;
+    for (uint32_t s : syms) {
+      auto it = best.find(s);
+      if (it == best.end()) continue;
+      ++covered;
+      covered_all.insert(s);
+      if (it->second > pbest + 1e-12) {
+        pbest = it->second;
+        target = s;
+      }
+    }
+    if (!syms.empty() && best.count(syms[0]) && best[syms[0]] >= pbest - 1e-12) target = syms[0];
+    Scored sc;
+    sc.node = r;
+    sc.covered = covered;
+    double P = pbest;
+    if (fallback || target == kNone) {
+      // Not connected by any rule: rank by closeness in time only.
+      double dt = trig_t == kNoWall || node_time(r) == std::numeric_limits<int64_t>::max()
+                      ? 3600.0
+                      : std::fabs(static_cast<double>(trig_t - node_time(r))) / 1e6;
+      P = 0.25 / (1.0 + dt / 600.0);
+    }
+    double cov = static_cast<double>(covered) / static_cast<double>(total);
+    Severity sev = node_severity(r);
+    int extra = independent_evidence(r);
+    uint64_t occ = occurrences(r);
+    double evid = (1.0 - 0.08 / (1.0 + extra)) *
+                  (1.0 - 0.05 / (1.0 + std::log2(static_cast<double>(occ))));
+    double s = P * (0.4 + 0.6 * cov) * sev_factor(sev) * evid;
+    const GNode& g = nodes_[r];
+    if (g.hyp >= 0) {
+      s *= o_.latent_penalty;
+      if (hyps_[static_cast<size_t>(g.hyp)].silent_unknown) s *= 0.8;
+    }
+    auto sy = sympathetic_to_.find(r);
+    if (sy != sympathetic_to_.end()) s *= 0.5;
+    sc.score = s;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "explains %d of %zu symptom%s; chain strength %.2f; severity %s; %d other "
+                  "kind%s of fault evidence on the device",
+                  covered, syms.size(), syms.size() == 1 ? "" : "s", pbest, to_string(sev), extra,
+                  extra == 1 ? "" : "s");
+    sc.why = buf;
+    if (fallback) sc.why += "; not connected to the symptom by any rule";
+    if (g.hyp >= 0) sc.why += "; hypothesised (no log line of its own)";
+    if (sy != sympathetic_to_.end())
+      sc.why += "; mutually explained with " + ref_of(sy->second).device +
+                ", which has more independent evidence or came first";
+    if (target != kNone) {
+      for (uint32_t v = target; v != r;) {
+        uint32_t eid = pred[v];
+        sc.path.push_back(eid);
+        v = edges_[eid].cause;
+      }
+      std::reverse(sc.path.begin(), sc.path.end());
+    }
+    scored.push_back(std::move(sc));
+  }
+  std::sort(scored.begin(), scored.end(), [&](const Scored& a, const Scored& b) {
+    if (std::fabs(a.score - b.score) > 1e-9) return a.score > b.score;
+    return node_less(a.node, b.node);  // the earliest evidence wins ties
+  });
+
+  bool order_unknown = false, nowall_in_chain = false;
+  std::set<std::pair<std::string, std::string>> listed_roots;
+  for (size_t i = 0; i < scored.size() && d.root_causes.size() < o_.max_root_causes; ++i) {
+    const Scored& sc = scored[i];
+    RootCause rc;
+    const GNode& g = nodes_[sc.node];
+    EventRef root = ref_of(sc.node);
+    // Repeats of one event on one device are one candidate (the best of them).
+    if (!listed_roots.insert({root.device, root.event}).second) continue;
+    const Event* ev = g.hyp >= 0 ? nullptr : &ix_.ev(g.ev);
+    std::string cls, action, remediation, description, host;
+    if (g.hyp >= 0) {
+      const Hyp& h = hyps_[static_cast<size_t>(g.hyp)];
+      cls = h.latent->fault_class;
+      action = h.latent->action;
+      remediation = h.latent->remediation;
+      description = h.latent->description;
+      rc.severity = h.latent->severity;
+      host = h.host;
+      rc.latent = true;
+      std::string t = h.t_est == kNoWall ? std::string("the failure") : format_time_us(h.t_est);
+      if (h.latent->silent)
+        note("hypothesised " + h.latent->name + " on " + h.device + ": " +
+             (h.host.empty() ? h.device : h.host) + " logged nothing after " + t +
+             " while its peers kept logging" +
+             (h.silent_unknown ? " (its lines without wall time could not be compared)" : ""));
+      else
+        note("hypothesised " + h.latent->name + " on " + h.device +
+             ": it has no log line of its own; nothing observed explains its effects");
+    } else {
+      const Signature* s = ki_.signature(ix_.rec(g.ev).name);
+      cls = s ? s->fault_class : "";
+      action = s ? s->action : "";
+      remediation = s ? s->remediation : "";
+      description = s ? s->description : "";
+      rc.severity = s ? s->severity : Severity::info;
+      host = ev->host;
+      if (host.empty())
+        if (auto info = topo_.device(ev->device)) host = info->host;
+      if (const std::string* comp = ev->field("component")) rc.component = *comp;
+    }
+    rc.device = root.device;
+    rc.event = root.event;
+    std::string std_cls = kb_.standard_class(cls);
+    if (std_cls.empty()) std_cls = cls;
+    rc.fault_class = std_cls;
+    if (std_cls != cls) rc.subclass = cls;
+    rc.score = sc.score;
+    rc.action = expand(action, ev, rc.device, host);
+    rc.description = expand(description, ev, rc.device, host);
+    rc.remediation = remediation;
+    rc.explains = sc.covered;
+    rc.why = sc.why;
+    ChainLink first;
+    first.ev = root;
+    rc.chain.push_back(first);
+    for (uint32_t eid : sc.path) {
+      const GEdge& e = edges_[eid];
+      ChainLink l;
+      l.ev = ref_of(e.effect);
+      l.rule = e.rule->loc.str();
+      l.rule_name = e.rule->name;
+      l.relation = relation_text(*e.rule);
+      l.strength = e.rule->strength;
+      l.order_unknown = e.unknown;
+      order_unknown |= e.unknown;
+      rc.chain.push_back(std::move(l));
+    }
+    for (auto& l : rc.chain)
+      if (!l.ev.time.wall && !l.ev.latent) nowall_in_chain = true;
+    d.root_causes.push_back(std::move(rc));
+  }
+  if (!d.root_causes.empty()) {
+    d.eviction_set.push_back(d.root_causes[0].device);
+    uint32_t top = scored[0].node;
+    for (auto& [loser, winner] : sympathetic_to_)
+      if (winner == top) {
+        std::string dev = ref_of(loser).device;
+        if (std::find(d.eviction_set.begin(), d.eviction_set.end(), dev) == d.eviction_set.end())
+          d.eviction_set.push_back(dev);
+      }
+  }
+
+  // Unexplained symptoms.
+  size_t listed = 0, unexplained = 0;
+  auto add_unexplained = [&](uint32_t s) {
+    ++unexplained;
+    if (listed < o_.max_unexplained) {
+      d.unexplained.push_back(ref_of(s));
+      ++listed;
+    }
+  };
+  if (!null_trigger) {
+    for (uint32_t s : syms)
+      if (!covered_all.count(s)) add_unexplained(s);
+  }
+  for (uint32_t s : extra_unexplained) add_unexplained(s);
+  if (unexplained > listed)
+    note(std::to_string(unexplained - listed) + " more unexplained symptom(s) not listed");
+
+  if (null_trigger) {
+    if (d.root_causes.empty())
+      note("no job-level symptom and no fault evidence in the input");
+    else
+      note("no job-level symptom in the input: the fault evidence alone was diagnosed (trigger "
+           "null)");
+  } else if (d.root_causes.empty()) {
+    note("no fault evidence explains the symptom");
+  }
+  if (fallback && !d.root_causes.empty())
+    note("no causal rule connects the fault evidence to the symptom; listing fault evidence "
+         "near the incident instead");
+  if (order_unknown || nowall_in_chain)
+    note("some events have no wall-clock time (raw dmesg without boot_time): they are ordered "
+         "only within their own clock; links across clocks were allowed with a lower score");
+  if (truncated_)
+    note("the search was bounded (max_nodes / candidates per rule): some candidate causes "
+         "were not considered");
+
+  if (d.trigger)
+    d.incident = incident_id(*d.trigger);
+  else if (!d.root_causes.empty())
+    d.incident = incident_id(d.root_causes[0].chain[0].ev);
+  else
+    d.incident = "inc-none";
+  d.notes = notes_;
+  return d;
+}
+
+std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
+  for (auto& [name, s] : ki_.sig)
+    if (!s->fault_class.empty()) class_names_.push_back(name);
+  std::sort(class_names_.begin(), class_names_.end());
+
+  std::vector<uint32_t> starts;
+  bool null_trigger = symptoms.empty();
+  if (null_trigger) {
+    std::vector<uint32_t> evs;
+    for (uint32_t cn : class_names_) {
+      const NameList* nl = ix_.by_name(cn);
+      if (!nl) continue;
+      evs.insert(evs.end(), nl->wall.begin(), nl->wall.end());
+      evs.insert(evs.end(), nl->nowall.begin(), nl->nowall.end());
+    }
+    std::sort(evs.begin(), evs.end(), [&](uint32_t a, uint32_t b) { return ix_.before(a, b); });
+    if (evs.size() > kMaxStarts) {
+      evs.erase(evs.begin(), evs.end() - static_cast<std::ptrdiff_t>(kMaxStarts));
+      truncated_ = true;
+    }
+    for (uint32_t e : evs) starts.push_back(add_node_for(e));
+  } else {
+    std::vector<uint32_t> sorted = symptoms;
+    std::sort(sorted.begin(), sorted.end(),
+              [&](uint32_t a, uint32_t b) { return ix_.before(a, b); });
+    for (uint32_t e : sorted) {
+      uint32_t n = add_node_for(e);
+      if (n != kNone) starts.push_back(n);
+    }
+  }
+  pending_.clear();
+  walk(starts);
+  ground();
+  if (!latent_requests_.empty()) {
+    hypothesise();
+    ground();
+  }
+  if (null_trigger) return {diagnose(starts, roots_, {}, true, false)};
+
+  // Incidents: connected components of the explanation graph. Symptoms whose
+  // explanations do not overlap stay apart.
+  std::vector<uint32_t> parent(nodes_.size());
+  std::iota(parent.begin(), parent.end(), 0u);
+  auto find = [&](uint32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (auto& e : edges_)
+    if (edge_valid(e)) parent[find(e.cause)] = find(e.effect);
+  std::map<uint32_t, std::vector<uint32_t>> comp_roots, comp_syms;
+  for (uint32_t r : roots_) comp_roots[find(r)].push_back(r);
+  for (uint32_t s : starts) comp_syms[find(s)].push_back(s);
+  std::vector<uint32_t> orphans;
+  std::vector<uint32_t> rooted;
+  for (auto& [c, syms] : comp_syms) {
+    if (comp_roots.count(c))
+      rooted.push_back(c);
+    else
+      orphans.insert(orphans.end(), syms.begin(), syms.end());
+  }
+  if (rooted.empty()) {
+    // Nothing connects: fall back to the fault evidence near the incident.
+    int64_t t0 = std::numeric_limits<int64_t>::max(), t1 = std::numeric_limits<int64_t>::min();
+    for (uint32_t s : starts) {
+      const Rec& r = ix_.rec(nodes_[s].ev);
+      if (!r.has_wall()) continue;
+      t0 = std::min(t0, r.lo);
+      t1 = std::max(t1, r.hi);
+    }
+    std::string jk = job_key(ix_.ev(nodes_[starts[0]].ev), topo_);
+    std::vector<uint32_t> fstarts;
+    int64_t before = static_cast<int64_t>(std::max(600.0, ki_.max_window_s) * 1e6);
+    int64_t after = static_cast<int64_t>(std::max(60.0, o_.settle_s) * 1e6);
+    for (uint32_t cn : class_names_) {
+      const NameList* nl = ix_.by_name(cn);
+      if (!nl) continue;
+      auto take = [&](uint32_t e) {
+        if (fstarts.size() >= kMaxStarts) return;
+        const Event& ev = ix_.ev(e);
+        if (job_key(ev, topo_) != jk && jk.rfind("job/", 0) == 0) return;
+        fstarts.push_back(e);
+      };
+      if (t0 != std::numeric_limits<int64_t>::max()) {
+        auto cmp = [&](uint32_t i, int64_t t) { return ix_.rec(i).lo < t; };
+        auto b = std::lower_bound(nl->wall.begin(), nl->wall.end(), t0 - before, cmp);
+        auto en = std::lower_bound(b, nl->wall.end(), t1 + after, cmp);
+        for (auto it = b; it != en; ++it) take(*it);
+      } else {
+        for (uint32_t e : nl->wall) take(e);
+      }
+      for (uint32_t e : nl->nowall) take(e);
+    }
+    std::vector<uint32_t> fnodes;
+    for (uint32_t e : fstarts) {
+      uint32_t n = add_node_for(e);
+      if (n != kNone) fnodes.push_back(n);
+    }
+    pending_.clear();
+    walk(fnodes);
+    ground();
+    return {diagnose(starts, roots_, {}, false, true)};
+  }
+  // Orphan symptoms join the rooted incident closest in time.
+  std::map<uint32_t, std::vector<uint32_t>> extra;
+  for (uint32_t s : orphans) {
+    uint32_t bestc = rooted[0];
+    double bestd = 1e300;
+    for (uint32_t c : rooted) {
+      int64_t tc = std::numeric_limits<int64_t>::max();
+      for (uint32_t x : comp_syms[c]) tc = std::min(tc, node_time(x));
+      double dd = std::fabs(static_cast<double>(tc) - static_cast<double>(node_time(s)));
+      if (dd < bestd) {
+        bestd = dd;
+        bestc = c;
+      }
+    }
+    extra[bestc].push_back(s);
+  }
+  std::vector<Diagnosis> out;
+  for (uint32_t c : rooted) {
+    auto saved = notes_;
+    out.push_back(diagnose(comp_syms[c], comp_roots[c], extra[c], false, false));
+    notes_ = saved;
+    seen_notes_ = std::set<std::string>(notes_.begin(), notes_.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Diagnosis> diagnose_symptoms(const KnowledgeBase& kb, const KbIndex& ki,
+                                         const Topology& topo, EventIndex& ix,
+                                         const std::vector<uint32_t>& symptoms,
+                                         const EngineOptions& o) {
+  Reasoner r(kb, ki, topo, ix, o);
+  return r.run(symptoms);
+}
+
+}  // namespace reflex::engine

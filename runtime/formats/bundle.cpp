@@ -1,0 +1,380 @@
+// Incident bundle walker (spec §3): hosts/<host>/<file>, gzip and rotated
+// files, boot_time and timezone, and the year for year-less formats taken from
+// the bundle's own dated lines (never from the machine's clock).
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <tuple>
+
+#include "civil_time.h"
+#include "line_parser_impl.h"
+#include "reflex/log_format.h"
+
+namespace reflex {
+
+namespace fs = std::filesystem;
+using namespace formats;
+
+namespace {
+
+constexpr size_t kMaxReaderLine = 16u << 20;  // the parser cuts further (max_line_bytes)
+constexpr size_t kPrescanLines = 2000;        // per file, when looking for the year
+
+bool is_special_file(const std::string& name) { return name == "boot_time" || name == "timezone"; }
+
+// Sort key that puts rotated files oldest first: kern.log.2.gz, kern.log.1,
+// kern.log; kern.log-20240301, kern.log-20240302, kern.log.
+struct FileKey {
+  std::string dir, base;
+  int64_t rank = 0;
+  std::string name;
+  bool operator<(const FileKey& o) const {
+    return std::tie(dir, base, rank, name) < std::tie(o.dir, o.base, o.rank, o.name);
+  }
+};
+
+FileKey file_key(const std::string& rel) {
+  FileKey k;
+  size_t slash = rel.rfind('/');
+  k.dir = slash == std::string::npos ? "" : rel.substr(0, slash);
+  k.name = slash == std::string::npos ? rel : rel.substr(slash + 1);
+  std::string n = k.name;
+  if (n.size() > 3 && n.compare(n.size() - 3, 3, ".gz") == 0) n.resize(n.size() - 3);
+  size_t dot = n.rfind('.');
+  size_t dash = n.rfind('-');
+  auto all_digits = [](const std::string& s) {
+    return !s.empty() && s.size() <= 9 && std::all_of(s.begin(), s.end(), [](char c) { return is_digit(c); });
+  };
+  if (dot != std::string::npos && dot > 0 && all_digits(n.substr(dot + 1))) {
+    k.base = n.substr(0, dot);
+    k.rank = -std::stoll(n.substr(dot + 1));
+  } else if (dash != std::string::npos && dash > 0 && n.size() - dash - 1 == 8 &&
+             all_digits(n.substr(dash + 1))) {
+    k.base = n.substr(0, dash);
+    k.rank = std::stoll(n.substr(dash + 1)) - 100000000;
+  } else {
+    k.base = n;
+  }
+  return k;
+}
+
+std::string read_small_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::string s;
+  char buf[4096];
+  in.read(buf, sizeof buf);
+  s.assign(buf, size_t(in.gcount()));
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.erase(0, 1);
+  return s;
+}
+
+// "+05:30", "-0800", "UTC", "Z" -> seconds east of UTC.
+std::optional<int> fixed_offset(const std::string& s) {
+  if (s == "UTC" || s == "Z" || s == "GMT" || s == "Etc/UTC" || s == "UTC0") return 0;
+  std::string t = s;
+  if (t.rfind("UTC", 0) == 0 || t.rfind("GMT", 0) == 0) t = t.substr(3);
+  if (t.empty() || (t[0] != '+' && t[0] != '-')) return std::nullopt;
+  Civil c;
+  size_t i = 0;
+  if (!zone(t, &i, &c) || i != t.size() || !c.has_zone) return std::nullopt;
+  return c.zone_s;
+}
+
+// IANA zone name -> offset at `at_us` from the system tzdata. TZ is process
+// global, so it is switched under a mutex and restored.
+std::optional<int> iana_offset(const std::string& name, int64_t at_us) {
+  if (name.empty() || name.find("..") != std::string::npos || name[0] == '/') return std::nullopt;
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::path("/usr/share/zoneinfo") / name, ec)) return std::nullopt;
+  static std::mutex mu;
+  std::lock_guard lock(mu);
+  const char* old = std::getenv("TZ");
+  std::string saved = old ? old : "";
+  setenv("TZ", name.c_str(), 1);
+  tzset();
+  time_t t = time_t(at_us / kUsPerSec);
+  struct tm tm {};
+  bool ok = localtime_r(&t, &tm) != nullptr;
+  long off = tm.tm_gmtoff;
+  if (old) setenv("TZ", saved.c_str(), 1);
+  else unsetenv("TZ");
+  tzset();
+  if (!ok) return std::nullopt;
+  return int(off);
+}
+
+// Reads a (possibly gzip-compressed) file line by line.
+class LineReader {
+ public:
+  explicit LineReader(const std::string& path) : gz_(gzopen(path.c_str(), "rb")) {
+    if (gz_) gzbuffer(gz_, 1 << 17);
+  }
+  ~LineReader() {
+    if (gz_) gzclose(gz_);
+  }
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+  bool ok() const { return gz_ != nullptr; }
+  std::string error() const {
+    if (!gz_) return std::strerror(errno);
+    int errnum = 0;
+    const char* m = gzerror(gz_, &errnum);
+    return m ? m : "read error";
+  }
+  // Peek at the start of the (decompressed) file for binary detection.
+  bool looks_binary() {
+    if (!fill()) return false;
+    size_t n = std::min<size_t>(end_ - pos_, 4096), nul = 0, ctrl = 0;
+    for (size_t i = 0; i < n; ++i) {
+      unsigned char c = static_cast<unsigned char>(buf_[pos_ + i]);
+      if (c == 0) ++nul;
+      else if (c < 0x09 || (c > 0x0d && c < 0x20)) ++ctrl;
+    }
+    return n > 0 && nul > 0 && (nul + ctrl) * 10 > n;  // >10% NUL/control: not a log
+  }
+  // Next line without its '\n'; false at EOF. *cut when the line exceeded the cap.
+  bool next(std::string_view* line, bool* cut) {
+    *cut = false;
+    carry_.clear();
+    bool discarding = false;
+    for (;;) {
+      if (pos_ == end_ && !fill()) {
+        if (carry_.empty() && !discarding) return false;
+        *line = carry_;
+        return true;
+      }
+      const char* start = buf_.data() + pos_;
+      const void* nl = std::memchr(start, '\n', end_ - pos_);
+      size_t len = nl ? static_cast<const char*>(nl) - start : end_ - pos_;
+      if (nl && carry_.empty() && !discarding) {
+        *line = std::string_view(start, len);
+        pos_ += len + 1;
+        return true;
+      }
+      if (!discarding) {
+        size_t room = kMaxReaderLine - carry_.size();
+        if (len > room) {
+          carry_.append(start, room);
+          discarding = true;
+          *cut = true;
+        } else {
+          carry_.append(start, len);
+        }
+      }
+      pos_ += len + (nl ? 1 : 0);
+      if (nl) {
+        *line = carry_;
+        return true;
+      }
+    }
+  }
+  bool failed() const { return failed_; }
+
+ private:
+  bool fill() {
+    if (pos_ < end_) return true;
+    if (!gz_ || eof_) return false;
+    if (buf_.size() < (1u << 20)) buf_.resize(1u << 20);
+    int n = gzread(gz_, buf_.data(), unsigned(buf_.size()));
+    int errnum = Z_OK;
+    gzerror(gz_, &errnum);
+    // A truncated .gz reads what it can, then reports Z_BUF_ERROR.
+    if (n < 0 || (errnum != Z_OK && errnum != Z_STREAM_END)) failed_ = true;
+    if (n <= 0) {
+      eof_ = true;
+      return false;
+    }
+    pos_ = 0;
+    end_ = size_t(n);
+    return true;
+  }
+  gzFile gz_;
+  std::vector<char> buf_;
+  size_t pos_ = 0, end_ = 0;
+  bool eof_ = false, failed_ = false;
+  std::string carry_;
+};
+
+struct HostDir {
+  std::string name;
+  fs::path path;
+  std::vector<std::pair<FileKey, std::string>> files;  // key, path relative to the host dir
+  std::optional<int64_t> boot_time_us;
+  std::string timezone;
+};
+
+}  // namespace
+
+bool for_each_bundle_line(const std::string& bundle_dir,
+                          const std::function<void(const BundleLine&)>& fn, FormatStats* stats,
+                          std::string* error) {
+  FormatStats local;
+  if (!stats) stats = &local;
+  auto fail = [&](std::string m) {
+    if (error) *error = std::move(m);
+    return false;
+  };
+  auto note = [&](std::string n) {
+    if (std::find(stats->notes.begin(), stats->notes.end(), n) == stats->notes.end())
+      stats->notes.push_back(std::move(n));
+  };
+  try {
+    std::error_code ec;
+    fs::path root(bundle_dir);
+    if (!fs::exists(root, ec)) return fail(bundle_dir + ": no such bundle directory");
+    if (!fs::is_directory(root, ec)) return fail(bundle_dir + ": not a directory");
+    fs::path hosts = root / "hosts";
+    if (!fs::is_directory(hosts, ec))
+      return fail(bundle_dir + ": not an incident bundle (no hosts/ directory)");
+
+    // ---- list hosts and files ----
+    std::vector<HostDir> dirs;
+    for (auto it = fs::directory_iterator(hosts, ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+      std::string name = it->path().filename().string();
+      if (name.empty() || name[0] == '.') continue;
+      if (!it->is_directory(ec)) {
+        note("hosts/" + name + " is not a host directory; skipped");
+        ++stats->skipped_files;
+        continue;
+      }
+      HostDir h;
+      h.name = name;
+      h.path = it->path();
+      for (auto f = fs::recursive_directory_iterator(h.path, fs::directory_options::skip_permission_denied, ec);
+           !ec && f != fs::recursive_directory_iterator(); f.increment(ec)) {
+        if (f->path().filename().string()[0] == '.') {
+          if (f->is_directory(ec)) f.disable_recursion_pending();
+          continue;
+        }
+        if (!f->is_regular_file(ec)) continue;
+        std::string rel = fs::relative(f->path(), h.path, ec).generic_string();
+        if (f.depth() == 0 && is_special_file(rel)) {
+          std::string v = read_small_file(f->path());
+          if (rel == "boot_time") {
+            Civil c;
+            if (size_t n = parse_iso(v, &c); n && n == v.size()) {
+              h.boot_time_us = to_us(c, c.year, c.has_zone ? c.zone_s : 0);
+            } else if (auto secs = parse_float(v); secs && *secs > 0) {
+              h.boot_time_us = int64_t(*secs * 1e6);  // epoch seconds, as `date +%s` writes
+            } else {
+              note("hosts/" + name + "/boot_time is not an ISO-8601 instant ('" + v.substr(0, 64) +
+                   "'); raw dmesg times of that host stay boot-relative");
+            }
+          } else {
+            h.timezone = v;
+          }
+          continue;
+        }
+        h.files.emplace_back(file_key(rel), rel);
+      }
+      if (ec) {
+        note("cannot list hosts/" + name + ": " + ec.message());
+        ec.clear();
+      }
+      std::sort(h.files.begin(), h.files.end());
+      dirs.push_back(std::move(h));
+    }
+    if (ec) return fail(bundle_dir + "/hosts: " + ec.message());
+    std::sort(dirs.begin(), dirs.end(), [](const HostDir& a, const HostDir& b) { return a.name < b.name; });
+
+    // ---- pre-scan: the first line with a full date gives the year ----
+    std::optional<int> year;
+    std::optional<int64_t> ref_us;
+    {
+      auto empty = Topology::empty();
+      LineParserImpl p(*empty, FormatOptions{}, nullptr);
+      LogRecord rec;
+      for (auto& h : dirs) {
+        for (auto& [key, rel] : h.files) {
+          LineReader r((h.path / rel).string());
+          if (!r.ok() || r.looks_binary()) continue;
+          FileContext ctx;
+          ctx.host_dir = h.name;
+          p.begin_file(ctx);
+          std::string_view line;
+          bool cut;
+          for (size_t n = 0; n < kPrescanLines && r.next(&line, &cut); ++n) {
+            if (p.parse(line, n + 1, &rec) && p.dated_year() && rec.time.wall && !rec.time_inherited &&
+                p.dated_year() >= 2000) {
+              year = p.dated_year();
+              ref_us = rec.time.wall;
+              break;
+            }
+          }
+          if (year) break;
+        }
+        if (year) break;
+      }
+      if (!year) {
+        for (auto& h : dirs)
+          if (h.boot_time_us) {
+            year = year_of_us(*h.boot_time_us);
+            ref_us = h.boot_time_us;
+            break;
+          }
+      }
+    }
+
+    // ---- walk ----
+    std::deque<FileContext> contexts;  // addresses stay distinct for the whole walk
+    for (auto& h : dirs) {
+      int tz = 0;
+      if (!h.timezone.empty()) {
+        int64_t at = ref_us.value_or(to_us(Civil{0, 1, 1, 0, 0, 0, 0, false, 0}, year.value_or(2000), 0));
+        if (auto off = fixed_offset(h.timezone)) {
+          tz = *off;
+        } else if (auto off2 = iana_offset(h.timezone, at)) {
+          tz = *off2;
+        } else {
+          note("hosts/" + h.name + "/timezone names an unknown zone '" + h.timezone.substr(0, 64) +
+               "'; zone-less times of that host are taken as UTC");
+        }
+      }
+      for (auto& [key, rel] : h.files) {
+        FileContext& ctx = contexts.emplace_back();
+        ctx.host_dir = h.name;
+        ctx.file = "hosts/" + h.name + "/" + rel;
+        ctx.boot_time_us = h.boot_time_us;
+        ctx.tz_offset_s = tz;
+        ctx.year = year;
+        LineReader r((h.path / rel).string());
+        if (!r.ok()) {
+          note("cannot read " + ctx.file + ": " + r.error() + "; skipped");
+          ++stats->skipped_files;
+          continue;
+        }
+        if (r.looks_binary()) {
+          note(ctx.file + " looks binary (not a text log); skipped");
+          ++stats->skipped_files;
+          continue;
+        }
+        std::string_view line;
+        bool cut;
+        uint64_t line_no = 0;
+        while (r.next(&line, &cut)) {
+          ++line_no;
+          if (cut) ++stats->truncated_long_lines;
+          fn(BundleLine{&ctx, line, line_no});
+        }
+        if (r.failed())
+          note("read error in " + ctx.file + " after line " + std::to_string(line_no) + ": " +
+               r.error() + " (rest of the file skipped)");
+      }
+    }
+    return true;
+  } catch (const std::exception& e) {
+    return fail(bundle_dir + ": " + e.what());
+  }
+}
+
+}  // namespace reflex

@@ -1,0 +1,499 @@
+// The Ingestor facade: LineParser/parse_envelope -> Matcher -> multi-line
+// joins -> device location -> StormFilter -> sink.
+//
+// Hot path (a line that matches nothing): one format parse, one Hyperscan
+// scan of the message into a pre-reserved hit vector, nothing else; no heap
+// allocation (tests/ingest checks this with a counting allocator).
+#include <zlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "locate.h"
+#include "matcher.h"
+#include "reflex/ingest.h"
+#include "reflex/log_format.h"
+#include "storms.h"
+
+namespace reflex {
+
+namespace {
+constexpr size_t kMaxPendingPerStream = 16;  // interleaved multi-line messages per stream
+constexpr size_t kMaxPlaceholderNotes = 20;
+
+struct Pending {
+  uint32_t sig = 0;
+  uint32_t next_part = 1;
+  int remaining = 0;
+  FieldValues caps;
+  std::string lines;  // raw lines joined with '\n'
+  EventTime time;
+  Transport transport = kTransportApp;
+  std::string host;
+  bool host_known = true;
+  int rank_hint = -1;
+  std::string file;
+  uint64_t line_no = 0;
+};
+
+struct Stream {
+  std::vector<Pending> pending;
+};
+}  // namespace
+
+struct Ingestor::Impl {
+  const KnowledgeBase& kb;
+  const Topology& topo;
+  IngestOptions opts;
+  ingest::Matcher matcher;
+  bool ok = true;
+  FormatStats fstats;
+  LineParser parser;
+  IngestStats stats;  // own counters; format counters are merged on read
+  mutable IngestStats view;
+  ingest::StormCounters storm_counters;
+  ingest::StormFilter storms;
+  EventSink sink;
+  mutable std::mutex mu;
+  uint64_t seq = 0;
+  std::vector<uint64_t> sig_hits;
+  std::vector<std::string> notes;
+  std::set<std::string> placeholder_seen;
+  uint64_t placeholder_unnoted = 0;
+
+  // Reused per line (no allocation once warm).
+  std::vector<uint32_t> hits;
+  FieldValues caps, tmp;
+  std::string stream_key;
+  std::unordered_map<std::string, Stream> streams;
+  size_t pending_total = 0;
+  // Current file for feed_line (host, evidence file).
+  std::string cur_host, cur_file;
+  bool have_file = false;
+  uint64_t envelopes = 0;
+  std::string envelope_storage;
+  ingest::StormFilter::Emit emit_fn;
+
+  Impl(const KnowledgeBase& k, const Topology& t, IngestOptions o)
+      : kb(k),
+        topo(t),
+        opts(o),
+        parser(t, FormatOptions{o.strict_transport, o.max_line_bytes}, &fstats),
+        storms(o.default_dedup_s, &storm_counters) {
+    std::string err;
+    if (!matcher.build(kb, &err, &notes)) {
+      ok = false;
+      notes.push_back("knowledge base not usable for matching: " + err);
+    }
+    matcher.reserve_hits(&hits);
+    sig_hits.assign(matcher.signatures().size(), 0);
+    emit_fn = [this](Event&& ev) {
+      ++stats.events;
+      if (sink) sink(std::move(ev));
+    };
+  }
+
+  void note_placeholder(const std::string& id) {
+    ++stats.placeholder_devices;
+    if (placeholder_seen.count(id)) return;
+    if (placeholder_seen.size() >= kMaxPlaceholderNotes) {
+      ++placeholder_unnoted;
+      return;
+    }
+    placeholder_seen.insert(id);
+    notes.push_back("device " + id + " is not in the topology; kept as a placeholder");
+  }
+
+  void emit_event(uint32_t si, FieldValues&& fields, const EventTime& time, Transport transport,
+                  const std::string& host, bool host_known, int rank_hint, std::string_view file,
+                  uint64_t line_no, std::string&& line) {
+    const ingest::SigInfo& s = matcher.signatures()[si];
+    const Signature& sig = *s.sig;
+    ++sig_hits[si];
+    LogRecord rec;
+    rec.host = host;
+    rec.host_known = host_known;
+    rec.rank_hint = rank_hint;
+    Event ev;
+    ev.name = sig.name;
+    ev.kind = sig.kind;
+    const Locator* own = nullptr;
+    for (const Locator& l : sig.locators)
+      if (l.binding.empty()) own = &l;
+    ingest::Located d = ingest::locate_device(topo, sig, sig.kind, own, fields, rec);
+    ev.device = std::move(d.id);
+    ev.host = std::move(d.host);
+    ev.placeholder_device = d.placeholder;
+    if (d.placeholder) note_placeholder(ev.device);
+    for (const Locator& l : sig.locators) {
+      if (l.binding.empty()) continue;
+      ingest::Located b = ingest::locate_device(topo, sig, l.kind, &l, fields, rec);
+      if (b.placeholder) note_placeholder(b.id);
+      ev.bindings.emplace_back(l.binding, std::move(b.id));
+    }
+    ev.time = time;
+    ev.fields = std::move(fields);
+    ev.evidence.reserve(file.size() + 12);
+    ev.evidence.append(file.empty() ? std::string_view("stdin") : file);
+    ev.evidence += ':';
+    ev.evidence += std::to_string(line_no);
+    ev.line = std::move(line);
+    ev.transport = transport;
+    ev.seq = ++seq;
+    storms.add(si, sig, std::move(ev), emit_fn);
+  }
+
+  Stream* find_stream(const LogRecord& rec, bool create) {
+    stream_key.assign(rec.file);
+    stream_key += '\0';
+    stream_key += rec.host;
+    auto it = streams.find(stream_key);
+    if (it != streams.end()) return &it->second;
+    if (!create) return nullptr;
+    return &streams[stream_key];
+  }
+
+  void drop_stream_pending(Stream* st) {
+    stats.incomplete_multiline += st->pending.size();
+    pending_total -= st->pending.size();
+    st->pending.clear();
+  }
+
+  void complete(Pending&& p) {
+    const ingest::SigInfo& s = matcher.signatures()[p.sig];
+    if (!s.compiled->accept(&p.caps, nullptr)) {
+      ++stats.rejected_by_when;
+      return;
+    }
+    emit_event(p.sig, std::move(p.caps), p.time, p.transport, p.host, p.host_known, p.rank_hint,
+               p.file, p.line_no, std::move(p.lines));
+  }
+
+  void advance_pending(const LogRecord& rec) {
+    Stream* st = find_stream(rec, false);
+    if (!st || st->pending.empty()) return;
+    auto& pend = st->pending;
+    for (size_t i = 0; i < pend.size();) {
+      Pending& p = pend[i];
+      const ingest::SigInfo& s = matcher.signatures()[p.sig];
+      uint32_t pat = s.part_pattern[p.next_part];
+      bool ok_part = std::binary_search(hits.begin(), hits.end(), pat) &&
+                     s.compiled->match_part(p.next_part, rec.msg, &p.caps);
+      if (ok_part) {
+        p.lines += '\n';
+        p.lines.append(rec.raw);
+        ++p.next_part;
+        p.remaining = std::max(1, s.sig->join_within_lines);
+        if (p.next_part == s.part_pattern.size()) {
+          Pending done = std::move(p);
+          pend.erase(pend.begin() + static_cast<long>(i));
+          --pending_total;
+          ++stats.matched_lines;
+          complete(std::move(done));
+          continue;
+        }
+      } else if (--p.remaining <= 0) {
+        pend.erase(pend.begin() + static_cast<long>(i));
+        --pending_total;
+        ++stats.incomplete_multiline;
+        continue;
+      }
+      ++i;
+    }
+    if (pend.empty()) streams.erase(stream_key);
+  }
+
+  void start_pending(uint32_t si, const FieldValues& c, const LogRecord& rec) {
+    const Signature& sig = *matcher.signatures()[si].sig;
+    Stream* st = find_stream(rec, true);
+    if (st->pending.size() >= kMaxPendingPerStream) {
+      st->pending.erase(st->pending.begin());
+      --pending_total;
+      ++stats.incomplete_multiline;
+    }
+    Pending p;
+    p.sig = si;
+    p.next_part = 1;
+    p.remaining = std::max(1, sig.join_within_lines);
+    p.caps = c;
+    p.lines.assign(rec.raw);
+    p.time = rec.time;
+    p.transport = rec.transport;
+    p.host = rec.host;
+    p.host_known = rec.host_known;
+    p.rank_hint = rec.rank_hint;
+    p.file.assign(rec.file);
+    p.line_no = rec.line_no;
+    st->pending.push_back(std::move(p));
+    ++pending_total;
+  }
+
+  void process(const LogRecord& rec) {
+    if (rec.time.wall) storms.advance(*rec.time.wall, emit_fn);  // closes dedup folds
+    matcher.scan(rec.msg, &hits);
+    if (pending_total) advance_pending(rec);
+    if (hits.empty()) return;
+    const auto& pats = matcher.patterns();
+    const auto& sigs = matcher.signatures();
+    bool matched = false;
+    for (uint32_t p : hits) {
+      const ingest::PatternInfo& pi = pats[p];
+      if (pi.first_of.empty()) continue;
+      if (!(pi.first_sources & rec.transport)) {
+        ++stats.transport_mismatch;
+        continue;
+      }
+      caps.clear();
+      if (!matcher.confirm(p, rec.msg, &caps)) {
+        ++stats.prefilter_rejects;
+        continue;
+      }
+      for (uint32_t si : pi.first_of) {
+        const ingest::SigInfo& s = sigs[si];
+        if (!(s.sig->sources & rec.transport)) {
+          ++stats.transport_mismatch;
+          continue;
+        }
+        if (s.part_pattern.size() > 1) {
+          start_pending(si, caps, rec);
+          matched = true;
+          continue;
+        }
+        tmp = caps;
+        if (!s.compiled->accept(&tmp, nullptr)) {
+          ++stats.rejected_by_when;
+          continue;
+        }
+        matched = true;
+        emit_event(si, FieldValues(tmp), rec.time, rec.transport, rec.host, rec.host_known,
+                   rec.rank_hint, rec.file, rec.line_no, std::string(rec.raw));
+      }
+    }
+    if (matched) ++stats.matched_lines;
+  }
+
+  void end_of_file_stream() {
+    // Multi-line messages do not continue across files.
+    for (auto& [k, st] : streams) drop_stream_pending(&st);
+    streams.clear();
+  }
+
+  void refresh_view() const {
+    view = stats;
+    view.lines = fstats.lines;
+    view.bytes = fstats.bytes;
+    view.skipped_invalid_json = fstats.skipped_invalid_json;
+    view.skipped_no_msg = fstats.skipped_no_msg;
+    view.invalid_utf8 = fstats.invalid_utf8;
+    view.nul_bytes = fstats.nul_bytes;
+    view.truncated_long_lines = fstats.truncated_long_lines + stats.truncated_long_lines;
+    view.unknown_hosts = fstats.unknown_hosts;
+    view.no_timestamp = fstats.no_timestamp;
+    view.implausible_time = fstats.implausible_time;
+    view.skipped_files = fstats.skipped_files;
+    view.folded_by_dedup = storm_counters.folded_by_dedup;
+    view.below_aggregate = storm_counters.below_aggregate;
+    view.below_baseline = storm_counters.below_baseline;
+    view.per_signature_hits.clear();
+    const auto& sigs = matcher.signatures();
+    for (size_t i = 0; i < sigs.size(); ++i)
+      if (sig_hits[i]) view.per_signature_hits[sigs[i].sig->name] += sig_hits[i];
+    view.notes = fstats.notes;
+    view.notes.insert(view.notes.end(), notes.begin(), notes.end());
+    if (placeholder_unnoted)
+      view.notes.push_back(std::to_string(placeholder_unnoted) +
+                           " more devices not in the topology (placeholders)");
+  }
+};
+
+Ingestor::Ingestor(const KnowledgeBase& kb, const Topology& topo, IngestOptions opts)
+    : impl_(std::make_unique<Impl>(kb, topo, opts)) {}
+
+Ingestor::~Ingestor() = default;
+
+void Ingestor::set_sink(EventSink sink) {
+  std::lock_guard lock(impl_->mu);
+  impl_->sink = std::move(sink);
+}
+
+bool Ingestor::ok() const { return impl_->ok; }
+size_t Ingestor::pattern_count() const { return impl_->matcher.patterns().size(); }
+
+bool Ingestor::read_bundle(const std::string& dir, std::string* error) {
+  std::lock_guard lock(impl_->mu);
+  Impl& m = *impl_;
+  const FileContext* cur = nullptr;
+  std::string cur_file;
+  LogRecord rec;
+  bool ok = for_each_bundle_line(
+      dir,
+      [&](const BundleLine& bl) {
+        if (bl.ctx != cur || bl.ctx->file != cur_file) {
+          m.end_of_file_stream();
+          cur = bl.ctx;
+          cur_file = bl.ctx->file;
+          m.parser.begin_file(*bl.ctx);
+        }
+        if (m.parser.parse(bl.raw, bl.line_no, &rec)) m.process(rec);
+      },
+      &m.fstats, error);
+  m.end_of_file_stream();
+  m.have_file = false;
+  return ok;
+}
+
+void Ingestor::read_file(const std::string& path, const std::string& bundle_relative,
+                         const std::string& host_dir_name) {
+  std::lock_guard lock(impl_->mu);
+  Impl& m = *impl_;
+  m.end_of_file_stream();
+  m.have_file = false;
+  gzFile gz = gzopen(path.c_str(), "rb");  // reads plain files too
+  if (!gz) {
+    m.notes.push_back("cannot read " + path + ": " + std::strerror(errno));
+    return;
+  }
+  gzbuffer(gz, 1 << 17);
+  FileContext ctx;
+  ctx.host_dir = host_dir_name;
+  ctx.file = bundle_relative;
+  m.parser.begin_file(ctx);
+  std::vector<char> buf(1 << 20);
+  std::string carry;  // a line split across reads
+  bool discarding = false;  // past max_line_bytes of the current line
+  uint64_t line_no = 0;
+  LogRecord rec;
+  auto handle = [&](std::string_view line) {
+    ++line_no;
+    if (m.parser.parse(line, line_no, &rec)) m.process(rec);
+  };
+  const size_t max_line = std::max<size_t>(m.opts.max_line_bytes, 64);
+  for (;;) {
+    int n = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
+    if (n <= 0) {
+      if (n < 0) {
+        int errnum = 0;
+        const char* msg = gzerror(gz, &errnum);
+        m.notes.push_back("read error in " + bundle_relative + " after line " +
+                          std::to_string(line_no) + ": " + (msg ? msg : "?") +
+                          " (rest of the file skipped)");
+      }
+      break;
+    }
+    std::string_view chunk(buf.data(), static_cast<size_t>(n));
+    while (!chunk.empty()) {
+      size_t nl = chunk.find('\n');
+      std::string_view piece = chunk.substr(0, nl);
+      if (discarding) {
+        if (nl == std::string_view::npos) break;
+        discarding = false;
+        chunk.remove_prefix(nl + 1);
+        continue;
+      }
+      if (nl == std::string_view::npos) {
+        carry.append(piece.substr(0, max_line - std::min(max_line, carry.size())));
+        if (carry.size() >= max_line) {
+          ++m.stats.truncated_long_lines;
+          handle(carry);
+          carry.clear();
+          discarding = true;
+        }
+        break;
+      }
+      if (!carry.empty()) {
+        carry.append(piece.substr(0, max_line - std::min(max_line, carry.size())));
+        if (carry.size() >= max_line) ++m.stats.truncated_long_lines;
+        handle(carry);
+        carry.clear();
+      } else if (piece.size() > max_line) {
+        ++m.stats.truncated_long_lines;
+        handle(piece.substr(0, max_line));
+      } else {
+        handle(piece);
+      }
+      chunk.remove_prefix(nl + 1);
+    }
+  }
+  if (!carry.empty() && !discarding) handle(carry);
+  gzclose(gz);
+  m.end_of_file_stream();
+}
+
+void Ingestor::feed_envelope(std::string_view json_line) {
+  std::lock_guard lock(impl_->mu);
+  Impl& m = *impl_;
+  LogRecord rec;
+  int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  ++m.envelopes;
+  if (!parse_envelope(json_line, m.topo, now, &m.fstats, &m.envelope_storage, &rec)) return;
+  if (rec.line_no == 0) rec.line_no = m.envelopes;
+  m.process(rec);
+}
+
+void Ingestor::feed_line(const std::string& host, Transport transport, std::string_view line,
+                         std::string_view evidence_file, uint64_t line_no) {
+  std::lock_guard lock(impl_->mu);
+  Impl& m = *impl_;
+  if (!m.have_file || m.cur_host != host || m.cur_file != evidence_file) {
+    if (m.have_file && m.cur_file != evidence_file) m.end_of_file_stream();
+    m.cur_host = host;
+    m.cur_file.assign(evidence_file);
+    m.have_file = true;
+    FileContext ctx;
+    ctx.host_dir = host;
+    ctx.file = m.cur_file;
+    m.parser.begin_file(ctx);
+  }
+  LogRecord rec;
+  if (!m.parser.parse(line, line_no, &rec)) return;
+  // The caller knows host and transport; they win over what the line claims.
+  if (auto h = m.topo.resolve_host(host)) {
+    rec.host = *h;
+    rec.host_known = true;
+  } else {
+    rec.host = host;
+    rec.host_known = false;
+  }
+  rec.transport = transport;
+  rec.file = m.cur_file;
+  rec.line_no = line_no;
+  m.process(rec);
+}
+
+void Ingestor::feed_record(const LogRecord& rec) {
+  std::lock_guard lock(impl_->mu);
+  impl_->process(rec);
+}
+
+void Ingestor::finish() {
+  std::lock_guard lock(impl_->mu);
+  Impl& m = *impl_;
+  m.end_of_file_stream();
+  m.have_file = false;
+  m.storms.flush(m.emit_fn);
+}
+
+void Ingestor::advance_time(TimeUs now) {
+  std::lock_guard lock(impl_->mu);
+  impl_->storms.advance(now, impl_->emit_fn);
+}
+
+const IngestStats& Ingestor::stats() const {
+  std::lock_guard lock(impl_->mu);
+  impl_->refresh_view();
+  return impl_->view;
+}
+
+IngestStats Ingestor::stats_snapshot() const {
+  std::lock_guard lock(impl_->mu);
+  impl_->refresh_view();
+  return impl_->view;
+}
+
+}  // namespace reflex

@@ -1,0 +1,226 @@
+#include "matcher.h"
+
+#include "reflex/ingest.h"
+
+#include <hs.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace reflex::ingest {
+
+Matcher::Matcher() = default;
+
+Matcher::~Matcher() {
+  if (scratch_) hs_free_scratch(scratch_);
+  if (db_) hs_free_database(db_);
+}
+
+bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std::string>* notes) {
+  std::unordered_map<std::string, uint32_t> by_text;
+  auto intern = [&](const std::string& text, uint32_t sig, uint32_t part) {
+    auto [it, fresh] = by_text.emplace(text, static_cast<uint32_t>(patterns_.size()));
+    if (fresh) {
+      PatternInfo p;
+      p.text = text;
+      p.rep_sig = sig;
+      p.rep_part = part;
+      patterns_.push_back(std::move(p));
+    }
+    return it->second;
+  };
+  for (const Signature& sig : kb.signatures) {
+    if (sig.patterns.empty()) {
+      if (notes) notes->push_back("signature " + sig.name + " has no pattern; it never fires");
+      continue;
+    }
+    std::string why;
+    auto compiled = CompiledSignature::compile(sig, &why);
+    if (!compiled) {
+      if (notes) notes->push_back("signature " + sig.name + " left out: " + why);
+      continue;
+    }
+    uint32_t si = static_cast<uint32_t>(sigs_.size());
+    SigInfo info;
+    info.sig = &sig;
+    info.compiled = std::move(compiled);
+    for (size_t i = 0; i < sig.patterns.size(); ++i) {
+      uint32_t p = intern(sig.patterns[i], si, static_cast<uint32_t>(i));
+      info.part_pattern.push_back(p);
+      if (i == 0) {
+        patterns_[p].first_of.push_back(si);
+        patterns_[p].first_sources |= sig.sources;
+      } else {
+        patterns_[p].is_continuation = true;
+      }
+    }
+    if (sig.patterns.size() > 1) has_multiline_ = true;
+    sigs_.push_back(std::move(info));
+  }
+  if (patterns_.empty()) return true;  // an empty KB matches nothing; fine
+
+  // Compile all patterns at once; when Hyperscan names a pattern it refuses,
+  // retry that one as a prefilter, then leave it to RE2 alone.
+  std::vector<unsigned> flags(patterns_.size(), HS_FLAG_SINGLEMATCH | HS_FLAG_ALLOWEMPTY);
+  for (int attempt = 0; attempt < static_cast<int>(patterns_.size()) * 2 + 2; ++attempt) {
+    std::vector<const char*> exprs;
+    std::vector<unsigned> fl, ids;
+    db_ids_.clear();
+    for (uint32_t i = 0; i < patterns_.size(); ++i) {
+      if (!patterns_[i].in_database) continue;
+      exprs.push_back(patterns_[i].text.c_str());
+      fl.push_back(flags[i]);
+      ids.push_back(static_cast<unsigned>(db_ids_.size()));
+      db_ids_.push_back(i);
+    }
+    if (exprs.empty()) break;
+    hs_compile_error_t* cerr = nullptr;
+    hs_database_t* db = nullptr;
+    hs_error_t rc = hs_compile_multi(exprs.data(), fl.data(), ids.data(),
+                                     static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK, nullptr,
+                                     &db, &cerr);
+    if (rc == HS_SUCCESS) {
+      db_ = db;
+      break;
+    }
+    int bad = cerr ? cerr->expression : -1;
+    std::string msg = cerr && cerr->message ? cerr->message : "unknown error";
+    if (cerr) hs_free_compile_error(cerr);
+    if (bad < 0 || static_cast<size_t>(bad) >= db_ids_.size()) {
+      // Not attributable to one pattern (e.g. resource limits): RE2 does all.
+      if (notes) notes->push_back("Hyperscan database failed (" + msg + "); using RE2 only");
+      for (auto& p : patterns_) p.in_database = false;
+      db_ids_.clear();
+      break;
+    }
+    uint32_t pi = db_ids_[bad];
+    if (!(flags[pi] & HS_FLAG_PREFILTER)) {
+      flags[pi] |= HS_FLAG_PREFILTER;
+      patterns_[pi].prefilter = true;
+    } else {
+      patterns_[pi].in_database = false;
+      patterns_[pi].prefilter = false;
+      if (notes)
+        notes->push_back("pattern /" + patterns_[pi].text + "/ is not Hyperscan-compatible (" +
+                         msg + "); checked with RE2 on every line");
+    }
+  }
+  for (uint32_t i = 0; i < patterns_.size(); ++i)
+    if (!patterns_[i].in_database) fallback_.push_back(i);
+  if (db_ && hs_alloc_scratch(db_, &scratch_) != HS_SUCCESS) {
+    if (error) *error = "cannot allocate Hyperscan scratch";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+int on_match(unsigned id, unsigned long long, unsigned long long, unsigned, void* ctx) {
+  // SINGLEMATCH: at most one callback per pattern per scan (we scan one line at a time).
+  static_cast<std::vector<uint32_t>*>(ctx)->push_back(id);
+  return 0;
+}
+}  // namespace
+
+void Matcher::scan(std::string_view text, std::vector<uint32_t>* hits) const {
+  hits->clear();
+  if (db_) {
+    hs_scan(db_, text.data(), static_cast<unsigned>(std::min<size_t>(text.size(), UINT32_MAX)), 0,
+            scratch_, on_match, hits);
+    for (auto& h : *hits) h = db_ids_[h];
+  }
+  for (uint32_t f : fallback_) hits->push_back(f);
+  if (hits->size() > 1) std::sort(hits->begin(), hits->end());
+}
+
+bool Matcher::confirm(uint32_t p, std::string_view text, FieldValues* caps) const {
+  const PatternInfo& pi = patterns_[p];
+  return sigs_[pi.rep_sig].compiled->match_part(pi.rep_part, text, caps);
+}
+
+namespace {
+// RE2 syntax -> POSIX ERE good enough for `grep -E` (benchmark comparisons
+// only): named and non-capturing groups become plain groups, \d becomes [0-9],
+// lazy quantifiers become greedy, inline flags are dropped.
+std::string to_ere(const std::string& re) {
+  std::string out;
+  bool in_class = false;
+  for (size_t i = 0; i < re.size(); ++i) {
+    char c = re[i];
+    if (c == '\\' && i + 1 < re.size()) {
+      char n = re[i + 1];
+      if (n == 'd') {
+        out += in_class ? "0-9" : "[0-9]";
+      } else if (n == 'D' && !in_class) {
+        out += "[^0-9]";
+      } else {
+        out += c;
+        out += n;
+      }
+      ++i;
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') in_class = false;
+      out += c;
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      out += c;
+      if (i + 1 < re.size() && re[i + 1] == '^') out += re[++i];
+      if (i + 1 < re.size() && re[i + 1] == ']') out += re[++i];
+      continue;
+    }
+    if (c == '(' && i + 1 < re.size() && re[i + 1] == '?') {
+      if (re.compare(i, 4, "(?P<") == 0) {
+        size_t close = re.find('>', i);
+        out += '(';
+        i = close == std::string::npos ? re.size() : close;
+        continue;
+      }
+      if (re.compare(i, 3, "(?:") == 0) {
+        out += '(';
+        i += 2;
+        continue;
+      }
+      size_t close = re.find(')', i);
+      size_t colon = re.find(':', i);
+      if (close != std::string::npos && (colon == std::string::npos || close < colon)) {
+        i = close;  // (?i) and friends
+        continue;
+      }
+      if (colon != std::string::npos) {  // (?i:...)
+        out += '(';
+        i = colon;
+        continue;
+      }
+    }
+    if (c == '?' && !out.empty() && (out.back() == '*' || out.back() == '+' || out.back() == '?' ||
+                                     out.back() == '}')) {
+      if (!(out.size() >= 2 && out[out.size() - 2] == '\\')) continue;  // lazy -> greedy
+    }
+    out += c;
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<std::string> export_first_line_patterns(const KnowledgeBase& kb, bool posix_ere) {
+  std::vector<std::string> out;
+  std::unordered_map<std::string, bool> seen;
+  for (const Signature& s : kb.signatures) {
+    if (s.patterns.empty()) continue;
+    std::string p = posix_ere ? to_ere(s.patterns[0]) : s.patterns[0];
+    if (seen.emplace(p, true).second) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace reflex::ingest
+
+namespace reflex {
+std::vector<std::string> export_patterns(const KnowledgeBase& kb, bool posix_ere) {
+  return ingest::export_first_line_patterns(kb, posix_ere);
+}
+}  // namespace reflex

@@ -1,0 +1,85 @@
+// The per-line matcher: every distinct pattern of the knowledge base (first
+// lines and `then` continuations) in ONE Hyperscan block-mode database, RE2
+// (through CompiledSignature) only on the lines Hyperscan reports.
+//
+// Many signatures share one pattern and differ only in `when` (one Xid
+// pattern, 170 codes): the database holds each distinct pattern text once, RE2
+// runs once per distinct pattern hit, and every signature sharing it gets a
+// copy of the captures for its own typing + `when` (accept()).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reflex/kb.h"
+#include "reflex/signature_match.h"
+
+struct hs_database;
+struct hs_scratch;
+
+namespace reflex::ingest {
+
+struct PatternInfo {
+  std::string text;
+  bool prefilter = false;  // compiled with HS_FLAG_PREFILTER (hits are only candidates)
+  bool in_database = true;  // false: Hyperscan refused it even as prefilter; RE2 checks every line
+  // Signatures whose part 0 is this pattern, and the union of their transports
+  // (a line through another transport skips RE2 entirely).
+  std::vector<uint32_t> first_of;
+  uint8_t first_sources = 0;
+  // A signature + part index that carries this text, to run RE2 once for all.
+  uint32_t rep_sig = 0;
+  uint32_t rep_part = 0;
+  bool is_continuation = false;  // used as part >= 1 of some signature
+};
+
+struct SigInfo {
+  const Signature* sig = nullptr;
+  std::unique_ptr<CompiledSignature> compiled;
+  std::vector<uint32_t> part_pattern;  // pattern index of each part
+};
+
+class Matcher {
+ public:
+  Matcher();
+  ~Matcher();
+  Matcher(const Matcher&) = delete;
+  Matcher& operator=(const Matcher&) = delete;
+
+  // Compiles every signature (RE2) and the Hyperscan database. Signatures that
+  // do not compile are left out with a note; false only when nothing usable
+  // could be built while there were patterns (error says why).
+  bool build(const KnowledgeBase& kb, std::string* error, std::vector<std::string>* notes);
+
+  // Pattern ids whose Hyperscan pattern (or prefilter) hit `text`, sorted
+  // ascending, plus the patterns Hyperscan could not take. Allocates nothing
+  // once `hits` has grown to the pattern count (call reserve_hits()).
+  void scan(std::string_view text, std::vector<uint32_t>* hits) const;
+  void reserve_hits(std::vector<uint32_t>* hits) const { hits->reserve(patterns_.size() + 1); }
+
+  const std::vector<PatternInfo>& patterns() const { return patterns_; }
+  const std::vector<SigInfo>& signatures() const { return sigs_; }
+  size_t database_patterns() const { return db_ids_.size(); }
+  bool has_multiline() const { return has_multiline_; }
+
+  // RE2 confirmation of pattern `p` (through its representative signature).
+  bool confirm(uint32_t p, std::string_view text, FieldValues* caps) const;
+
+ private:
+  std::vector<PatternInfo> patterns_;
+  std::vector<SigInfo> sigs_;
+  std::vector<uint32_t> db_ids_;     // Hyperscan id -> pattern index
+  std::vector<uint32_t> fallback_;   // patterns not in the database
+  hs_database* db_ = nullptr;
+  mutable hs_scratch* scratch_ = nullptr;
+  bool has_multiline_ = false;
+};
+
+// Every signature's first-line pattern, one per line, for grep -E / rg -f
+// benchmarks: RE2's (?P<name> becomes a plain group. Distinct texts only.
+std::vector<std::string> export_first_line_patterns(const KnowledgeBase& kb, bool posix_ere);
+
+}  // namespace reflex::ingest

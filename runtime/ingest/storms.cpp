@@ -1,0 +1,179 @@
+#include "storms.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "reflex/values.h"
+
+namespace reflex::ingest {
+
+namespace {
+TimeUs seconds_to_us(double s) { return static_cast<TimeUs>(std::llround(s * 1e6)); }
+
+std::string state_key(uint32_t sig_idx, const std::string& device) {
+  std::string k = std::to_string(sig_idx);
+  k += '\x1f';
+  k += device;
+  return k;
+}
+}  // namespace
+
+bool StormFilter::window_time(const Event& ev, TimeUs* t) {
+  if (ev.time.wall) {
+    *t = *ev.time.wall;
+    return true;
+  }
+  if (ev.time.mono) {
+    *t = seconds_to_us(*ev.time.mono);
+    return true;
+  }
+  *t = 0;
+  return false;
+}
+
+void StormFilter::add(uint32_t sig_idx, const Signature& sig, Event&& ev, const Emit& emit) {
+  if (!sig.baseline.field.empty() && sig.baseline.window > 0 && !pass_baseline(sig_idx, sig, ev)) {
+    ++c_->below_baseline;
+    return;
+  }
+  if (sig.aggregate.count_at_least > 1 && !pass_aggregate(sig_idx, sig, &ev)) {
+    ++c_->below_aggregate;
+    return;
+  }
+  dedup(sig_idx, sig, std::move(ev), emit);
+}
+
+bool StormFilter::pass_baseline(uint32_t sig_idx, const Signature& sig, const Event& ev) {
+  const std::string* raw = ev.field(sig.baseline.field);
+  std::optional<double> v = raw ? parse_float(*raw) : std::nullopt;
+  if (!v || !std::isfinite(*v)) return false;
+  BaseState& st = baseline_[state_key(sig_idx, ev.device)];
+  size_t n = static_cast<size_t>(sig.baseline.window);
+  if (st.ring.size() != n) st.ring.assign(n, 0.0);
+  bool fire = false;
+  size_t need = (n + 1) / 2;  // judge only with at least half a window of history
+  if (st.size >= need) {
+    std::vector<double> vals(st.ring.begin(), st.ring.begin() + static_cast<long>(st.size));
+    auto mid = vals.begin() + static_cast<long>(vals.size() / 2);
+    std::nth_element(vals.begin(), mid, vals.end());
+    double median = *mid;
+    if (vals.size() % 2 == 0) {
+      double lower = *std::max_element(vals.begin(), mid);
+      median = (median + lower) / 2;
+    }
+    fire = *v > sig.baseline.factor * median;
+  }
+  // The ring holds the last N values, anomalous ones included: a lasting
+  // change becomes the new normal after about N/2 lines.
+  st.ring[st.head] = *v;
+  st.head = (st.head + 1) % n;
+  if (st.size < n) ++st.size;
+  return fire;
+}
+
+bool StormFilter::pass_aggregate(uint32_t sig_idx, const Signature& sig, Event* ev) {
+  TimeUs t;
+  window_time(*ev, &t);
+  AggState& st = aggregate_[state_key(sig_idx, ev->device)];
+  size_t n = static_cast<size_t>(sig.aggregate.count_at_least);
+  if (st.ring.size() != n) st.ring.assign(n, 0);
+  st.ring[st.head] = t;
+  st.head = (st.head + 1) % n;
+  if (st.size < n) ++st.size;
+  if (st.size < n) return false;
+  // Full ring: the oldest of the last N lines is at head.
+  TimeUs oldest = st.ring[st.head];
+  TimeUs limit = seconds_to_us(sig.aggregate.within_s);
+  if (t - oldest > limit) return false;
+  ev->count = n;
+  if (ev->time.wall) {
+    ev->first = oldest;
+    ev->last = t;
+  }
+  st.size = 0;  // the window restarts after firing
+  st.head = 0;
+  return true;
+}
+
+void StormFilter::dedup(uint32_t sig_idx, const Signature& sig, Event&& ev, const Emit& emit) {
+  double window = sig.dedup.window_s > 0 ? sig.dedup.window_s : default_dedup_s_;
+  if (window <= 0) {
+    emit(std::move(ev));
+    return;
+  }
+  std::string key = state_key(sig_idx, ev.device);
+  for (const std::string& f : sig.dedup.by_fields) {
+    key += '\x1f';
+    if (const std::string* v = ev.field(f)) key += *v;
+  }
+  TimeUs t;
+  bool timed = window_time(ev, &t);
+  TimeUs first_t = ev.first.value_or(t), last_t = ev.last.value_or(t);
+  TimeUs w = seconds_to_us(window);
+  auto it = dedup_.find(key);
+  if (it != dedup_.end()) {
+    Fold& f = it->second;
+    bool same_clock = f.wall == ev.time.wall.has_value();
+    TimeUs lo = std::min(f.first, first_t), hi = std::max(f.last, last_t);
+    if (same_clock && (!timed || !f.timed || hi - lo <= w)) {
+      if (timed && f.timed) {
+        f.first = lo;
+        f.last = hi;
+      }
+      f.ev.count += ev.count;
+      ++c_->folded_by_dedup;
+      return;
+    }
+    // Outside the window: the old fold is complete.
+    Fold done = std::move(f);
+    dedup_.erase(it);
+    if (done.wall) deadlines_.erase({done.first + w, key});
+    if (done.wall) {
+      done.ev.first = done.first;
+      done.ev.last = done.last;
+    }
+    emit(std::move(done.ev));
+  }
+  Fold nf;
+  nf.first = first_t;
+  nf.last = last_t;
+  nf.timed = timed;
+  nf.wall = ev.time.wall.has_value();
+  nf.ev = std::move(ev);
+  if (nf.wall) deadlines_.insert({nf.first + w, key});
+  dedup_.emplace(std::move(key), std::move(nf));
+}
+
+void StormFilter::advance(TimeUs now, const Emit& emit) {
+  while (!deadlines_.empty() && deadlines_.begin()->first < now) {
+    std::string key = deadlines_.begin()->second;
+    deadlines_.erase(deadlines_.begin());
+    auto it = dedup_.find(key);
+    if (it == dedup_.end()) continue;
+    Fold done = std::move(it->second);
+    dedup_.erase(it);
+    done.ev.first = done.first;
+    done.ev.last = done.last;
+    emit(std::move(done.ev));
+  }
+}
+
+void StormFilter::flush(const Emit& emit) {
+  // Deterministic order: by first time, then ingest order.
+  std::vector<Fold> folds;
+  folds.reserve(dedup_.size());
+  for (auto& [k, f] : dedup_) folds.push_back(std::move(f));
+  dedup_.clear();
+  deadlines_.clear();
+  std::sort(folds.begin(), folds.end(),
+            [](const Fold& a, const Fold& b) { return a.ev.seq < b.ev.seq; });
+  for (Fold& f : folds) {
+    if (f.wall) {
+      f.ev.first = f.first;
+      f.ev.last = f.last;
+    }
+    emit(std::move(f.ev));
+  }
+}
+
+}  // namespace reflex::ingest

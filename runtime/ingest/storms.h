@@ -1,0 +1,78 @@
+// Storm control between the matcher and the sink: `baseline`, `aggregate` and
+// `dedup` of docs/language.md §5, in that order. State is kept per
+// (signature, device[, dedup key]) only, so memory is bounded by the number of
+// distinct keys, never by the number of lines (an 800,000-line Xid 95 storm on
+// one GPU is one entry). Semantics are documented in include/reflex/ingest.h.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "reflex/event.h"
+#include "reflex/kb.h"
+
+namespace reflex::ingest {
+
+struct StormCounters {
+  uint64_t folded_by_dedup = 0;
+  uint64_t below_aggregate = 0;
+  uint64_t below_baseline = 0;
+};
+
+class StormFilter {
+ public:
+  using Emit = std::function<void(Event&&)>;
+  StormFilter(double default_dedup_s, StormCounters* counters) noexcept
+      : default_dedup_s_(default_dedup_s), c_(counters) {}
+
+  // One matched event of signature `sig` (index `sig_idx` is its identity).
+  // Calls emit zero or more times (the event itself, or a closed fold).
+  void add(uint32_t sig_idx, const Signature& sig, Event&& ev, const Emit& emit);
+  // Emits every dedup fold whose window closed before `now` (wall time).
+  void advance(TimeUs now, const Emit& emit);
+  // Emits every open fold (end of input).
+  void flush(const Emit& emit);
+
+  // State entries (for tests: bounded memory under storms).
+  size_t state_entries() const {
+    return aggregate_.size() + baseline_.size() + dedup_.size();
+  }
+
+  // The time used by windows: wall time, else seconds since boot, else none.
+  static bool window_time(const Event& ev, TimeUs* t);
+
+ private:
+  struct AggState {
+    std::vector<TimeUs> ring;  // at most N timestamps (circular)
+    size_t head = 0, size = 0;
+  };
+  struct BaseState {
+    std::vector<double> ring;  // last N values (circular)
+    size_t head = 0, size = 0;
+  };
+  struct Fold {
+    Event ev;  // the first event; count/first/last updated
+    TimeUs first = 0, last = 0;
+    bool timed = false;
+    bool wall = false;
+  };
+
+  bool pass_baseline(uint32_t sig_idx, const Signature& sig, const Event& ev);
+  bool pass_aggregate(uint32_t sig_idx, const Signature& sig, Event* ev);
+  void dedup(uint32_t sig_idx, const Signature& sig, Event&& ev, const Emit& emit);
+
+  double default_dedup_s_;
+  StormCounters* c_;
+  std::unordered_map<std::string, AggState> aggregate_;
+  std::unordered_map<std::string, BaseState> baseline_;
+  std::unordered_map<std::string, Fold> dedup_;
+  // Wall-time folds by deadline, to close them as time advances.
+  std::set<std::pair<TimeUs, std::string>> deadlines_;
+};
+
+}  // namespace reflex::ingest

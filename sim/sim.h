@@ -1,0 +1,47 @@
+// reflex-sim: synthetic incident bundles (spec §3) with ground truth, built from
+// the causal chains of reference/domain.md §6 and the generator requirements of
+// §7. The same options and seed write the same bytes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace reflex::sim {
+
+struct SimOptions {
+  uint64_t seed = 1;
+  int count = 1;
+  int hosts = 16;
+  int gpus_per_host = 8;
+  bool pairing_2_2 = false;                // 2 GPUs + 2 NICs per PCIe switch (else 1:1)
+  std::vector<std::string> scenarios;      // empty = the default mix (domain.md §1.5)
+  bool stratified = true;                  // counts follow the mix exactly; false = i.i.d. draws
+  int noise_lines_per_host = 40;           // background volume knob
+  int first_index = 1;                     // incident-NNNN numbering
+  std::string out;                         // output directory
+  int compact_ranks = -1;                  // -1 auto (>= 256 hosts), 0 explicit list, 1 compact
+};
+
+struct ScenarioInfo {
+  std::string name;
+  std::string fault_class;  // spec §6 class of the root ("" when not localizable)
+  std::string device_kind;  // what truth.json names: gpu, nic, pcie, host, ...
+  std::string source;       // reference/domain.md chain(s), e.g. "§6 C01"
+  double weight;            // share in the default mix (percent)
+  std::string summary;
+};
+
+// Every scenario the generator knows, in a stable order.
+const std::vector<ScenarioInfo>& scenarios();
+
+// Scenario per incident for the given options (exposed for tests).
+std::vector<std::string> plan_scenarios(const SimOptions& opts, std::string* error);
+
+using Progress = std::function<void(int done, int total)>;
+
+// Writes opts.count bundles under opts.out. False + *error on bad options or I/O errors.
+bool generate(const SimOptions& opts, std::string* error, const Progress& progress = {});
+
+}  // namespace reflex::sim

@@ -1,0 +1,151 @@
+// The library API: lowering, artifacts, load_kb.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "reflex/artifact.h"
+#include "test_util.h"
+
+namespace reflex {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kGood = std::string(REFLEX_TESTDATA_DIR) + "/good";
+
+TEST(Api, CompilesTheGoodUnit) {
+  CompileResult r = compile({kGood}, CompileOptions{});
+  ASSERT_TRUE(r.kb) << testing::dump(r);
+  EXPECT_EQ(r.errors(), 0);
+  EXPECT_EQ(r.warnings(), 0) << testing::dump(r);
+  const KnowledgeBase& kb = *r.kb;
+  EXPECT_EQ(kb.meta.name, "compiler-test");
+  EXPECT_EQ(kb.meta.requires_engine, ">= 0.1.0");
+  // Abstract signatures are flattened away; the child carries the parent's statements.
+  EXPECT_EQ(kb.find_signature("xid_base"), nullptr);
+  const Signature* x = kb.find_signature("xid79_fallen_off_bus");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->kind, DeviceKind::gpu);
+  EXPECT_EQ(x->sources, kTransportKernel);
+  ASSERT_EQ(x->patterns.size(), 1u);
+  EXPECT_NE(x->patterns[0].find("NVRM: Xid"), std::string::npos);
+  ASSERT_EQ(x->locators.size(), 1u);
+  EXPECT_EQ(x->locators[0].field, "bdf");
+  EXPECT_EQ(x->fault_class, "gpu_fallen_off_bus");
+  ASSERT_TRUE(x->when);
+  EXPECT_EQ(x->when->op, Condition::Op::eq);
+  ASSERT_EQ(x->examples.size(), 1u);
+  EXPECT_EQ(x->examples[0].expect.at("bdf"), "0000:06:00.0");
+  EXPECT_EQ(x->near_misses.size(), 2u);
+  EXPECT_EQ(x->near_misses[1].source, kTransportApp);
+  EXPECT_EQ(kb.standard_class("gsp_firmware"), "gpu_hw");
+  ASSERT_EQ(kb.rules.size(), 3u);
+  const Rule* aer = nullptr;
+  for (const auto& rule : kb.rules)
+    if (rule.name == "aer_fatal_takes_gpu_off_bus") aer = &rule;
+  ASSERT_NE(aer, nullptr);
+  EXPECT_DOUBLE_EQ(aer->max_s, 30);
+  EXPECT_DOUBLE_EQ(aer->skew_s, 2);
+  EXPECT_DOUBLE_EQ(aer->strength, 0.9);
+  ASSERT_EQ(aer->where.size(), 1u);
+  EXPECT_EQ(aer->where[0].rel, Relation::below);
+  EXPECT_EQ(aer->where[0].lhs.side, DeviceRef::Side::effect);
+  ASSERT_EQ(kb.latents.size(), 1u);
+  EXPECT_TRUE(kb.latents[0].silent);
+  ASSERT_EQ(kb.tests.size(), 2u);
+  const KbTest& t = kb.tests[0];
+  EXPECT_TRUE(fs::exists(t.topology_path)) << t.topology_path;
+  EXPECT_EQ(t.logs.size(), 2u);
+  EXPECT_EQ(t.expects.size(), 2u);
+  EXPECT_FALSE(kb.tests[1].topology_json.empty());
+  EXPECT_EQ(kb.artifact.format_version, kArtifactFormatVersion);
+  EXPECT_EQ(kb.artifact.source_hash.size(), 64u);
+}
+
+TEST(Api, OverrideReplacesStatements) {
+  CompileResult r = testing::check_text(
+      "reflex 1\nsignature s { on host match /^boom/ action \"a\" severity minor }\n"
+      "override signature s { action \"page\" }\n"
+      "signature t { on host match /^bang/ }\n"
+      "rule r { s -> t within 0s .. 1m strength 0.5 }\n"
+      "override rule r { strength 0.95 }\n");
+  ASSERT_TRUE(r.kb) << testing::dump(r);
+  EXPECT_EQ(r.kb->find_signature("s")->action, "page");
+  EXPECT_EQ(r.kb->find_signature("s")->severity, Severity::minor);
+  EXPECT_DOUBLE_EQ(r.kb->rules[0].strength, 0.95);
+}
+
+TEST(Api, ShorthandRuleMakesOneRulePerEffect) {
+  CompileResult r = testing::check_text(
+      "reflex 1\nsignature a { on gpu match /^A/ }\nsignature b { on gpu match /^B/ }\n"
+      "signature c { on gpu match /^C/ }\nrule r { a -> b, c within 0s .. 1s }\n");
+  ASSERT_TRUE(r.kb) << testing::dump(r);
+  ASSERT_EQ(r.kb->rules.size(), 2u);
+  EXPECT_EQ(r.kb->rules[0].effect, "b");
+  EXPECT_EQ(r.kb->rules[1].effect, "c");
+  EXPECT_NE(r.kb->rules[0].name, r.kb->rules[1].name);
+}
+
+TEST(Api, LoadKbFromSourcesAndArtifact) {
+  std::string err;
+  auto kb = load_kb(kGood, &err);
+  ASSERT_TRUE(kb) << err;
+  fs::path art = fs::temp_directory_path() / ("reflex_api_" + std::to_string(::getpid()) + ".kb");
+  ASSERT_TRUE(save_artifact(*kb, art.string(), &err)) << err;
+  auto again = load_kb(art.string(), &err);
+  ASSERT_TRUE(again) << err;
+  EXPECT_EQ(kb_to_cbor(*kb), kb_to_cbor(*again));
+  fs::remove(art);
+}
+
+TEST(Api, LoadKbReportsDiagnostics) {
+  std::string err;
+  EXPECT_FALSE(load_kb(std::string(REFLEX_GOLDEN_DIR) + "/E012_unknown_event.rfx", &err));
+  EXPECT_NE(err.find("error[E012]"), std::string::npos) << err;
+  EXPECT_FALSE(load_kb("/nonexistent/kb", &err));
+  EXPECT_NE(err.find("no such file"), std::string::npos) << err;
+}
+
+TEST(Api, LoadKbRefusesNewerEngineRequirement) {
+  fs::path dir = fs::temp_directory_path() / ("reflex_api_req_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // Built from sources that require a newer engine: refused at compile time (E050)...
+  std::ofstream(dir / "kb.rfx") << "reflex 1\nknowledge_base \"k\" requires engine \">= 99.0\"\n";
+  std::string err;
+  EXPECT_FALSE(load_kb((dir / "kb.rfx").string(), &err));
+  EXPECT_NE(err.find("E050"), std::string::npos) << err;
+  // ...and an artifact carrying the requirement is refused at load time.
+  KnowledgeBase kb;
+  kb.meta.requires_engine = ">= 99.0.0";
+  ASSERT_TRUE(save_artifact(kb, (dir / "kb.art").string(), &err)) << err;
+  EXPECT_FALSE(load_kb((dir / "kb.art").string(), &err));
+  EXPECT_NE(err.find("99.0.0"), std::string::npos) << err;
+  fs::remove_all(dir);
+}
+
+TEST(Api, ImportsAreRelativeToTheImportingFile) {
+  fs::path dir = fs::temp_directory_path() / ("reflex_api_imp_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "site");
+  fs::create_directories(dir / "lib");
+  std::ofstream(dir / "lib" / "classes.rfx") << "reflex 1\nclass gpu_hw \"G\"\n";
+  std::ofstream(dir / "site" / "site.rfx")
+      << "reflex 1\nimport \"../lib/classes.rfx\"\nlatent l { on host class gpu_hw }\n";
+  CompileResult r = compile({(dir / "site").string()}, CompileOptions{});
+  ASSERT_TRUE(r.kb) << testing::dump(r);
+  EXPECT_EQ(r.files.size(), 2u);
+  EXPECT_EQ(r.warnings(), 0) << testing::dump(r);
+  fs::remove_all(dir);
+}
+
+TEST(Api, GraphRenderings) {
+  auto kb = load_kb(kGood, nullptr);
+  ASSERT_TRUE(kb);
+  std::string dot = causal_graph_dot(*kb);
+  EXPECT_NE(dot.find("\"pcie_aer_fatal\" -> \"xid79_fallen_off_bus\""), std::string::npos) << dot;
+  std::string js = causal_graph_json(*kb);
+  EXPECT_NE(js.find("\"edges\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace reflex

@@ -1,0 +1,382 @@
+// Matcher, locate and storm-filter units (no log-format parsing involved).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "fixture.h"
+#include "locate.h"
+#include "matcher.h"
+#include "reflex/ingest.h"
+#include "storms.h"
+
+// Counting allocator: the matcher must not allocate for a line that matches nothing.
+static std::atomic<uint64_t> g_allocs{0};
+void* operator new(size_t n) {
+  ++g_allocs;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace reflex {
+namespace {
+
+using ingest::Matcher;
+
+struct MatchCase {
+  const char* line;    // a real line (source cited)
+  const char* pattern_of;  // signature whose first pattern must hit, or nullptr for none
+};
+
+class MatcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    kb_ = test::test_kb();
+    std::string err;
+    ASSERT_TRUE(m_.build(kb_, &err, &notes_)) << err;
+    m_.reserve_hits(&hits_);
+  }
+  bool hits_signature(const std::string& line, const std::string& sig) {
+    m_.scan(line, &hits_);
+    for (uint32_t p : hits_)
+      for (uint32_t s : m_.patterns()[p].first_of)
+        if (m_.signatures()[s].sig->name == sig) return true;
+    return false;
+  }
+  KnowledgeBase kb_;
+  Matcher m_;
+  std::vector<std::string> notes_;
+  std::vector<uint32_t> hits_;
+};
+
+TEST_F(MatcherTest, SharedPatternsAreDeduplicated) {
+  // Four Xid signatures share one pattern text: one database entry for them.
+  size_t xid_patterns = 0;
+  for (const auto& p : m_.patterns())
+    if (p.text == test::kXidPattern) {
+      ++xid_patterns;
+      EXPECT_EQ(p.first_of.size(), 4u);
+    }
+  EXPECT_EQ(xid_patterns, 1u);
+  // 4 Xid sigs -> 1; the multi-line one has 3 parts; 4 other single-line sigs.
+  EXPECT_EQ(m_.patterns().size(), 1u + 3u + 4u);
+  EXPECT_TRUE(m_.has_multiline());
+}
+
+TEST_F(MatcherTest, TableOfRealLines) {
+  const MatchCase cases[] = {
+      // peers.md "Real raw lines": gpud xid testdata (dmesg -T prefix stripped by formats)
+      {"NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of "
+       "waiting for RPC response from GPU4 GSP! Expected function 103 (GSP_RM_ALLOC) (0x2081 0x4).",
+       "xid119_gsp_timeout"},
+      // peers.md: NVSentinel Xid 13
+      {"NVRM: Xid (PCI:0000:b5:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp "
+       "Exception on (GPC 1, TPC 3, SM 0): Out Of Range Address",
+       "xid13_graphics_exception"},
+      // peers.md: NVSentinel mlx5 command timeout
+      {"mlx5_core 0000:03:00.0: wait_func:1195:(pid 1967079): ENABLE_HCA(0x104) timeout. Will "
+       "cause a leak of a command resource",
+       "mlx5_cmd_timeout"},
+      // peers.md: nccl#1730 watchdog
+      {"[rank118]:[E603 17:48:01.005271823 ProcessGroupNCCL.cpp:632] [Rank 118] Watchdog caught "
+       "collective operation timeout: WorkNCCL(SeqNum=2398459, OpType=ALLREDUCE, "
+       "NumelIn=8652160, NumelOut=8652160, Timeout(ms)=1800000) ran for 1800068 milliseconds "
+       "before timing out.",
+       "nccl_watchdog_timeout"},
+      // peers.md: SXid is not an Xid (near miss)
+      {"nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 24007, Fatal, Link 28 sourcetrack timeout "
+       "error (First)",
+       nullptr},
+      // peers.md: fallen off without Xid number is a different signature (not in this KB)
+      {"NVRM: GPU 0000:29:00.0: GPU has fallen off the bus.", nullptr},
+      // benign chatter (invented)
+      {"systemd[1]: Started Session 42 of user root.", nullptr},
+  };
+  for (const auto& c : cases) {
+    if (c.pattern_of) {
+      EXPECT_TRUE(hits_signature(c.line, c.pattern_of)) << c.line;
+    } else {
+      m_.scan(c.line, &hits_);
+      bool any_first = false;
+      for (uint32_t p : hits_) any_first |= !m_.patterns()[p].first_of.empty();
+      EXPECT_FALSE(any_first) << c.line;
+    }
+  }
+}
+
+TEST_F(MatcherTest, ConfirmRunsRe2OnceForSharedPattern) {
+  std::string line = "NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus.";
+  m_.scan(line, &hits_);
+  ASSERT_EQ(hits_.size(), 1u);
+  FieldValues caps;
+  ASSERT_TRUE(m_.confirm(hits_[0], line, &caps));
+  // Each signature then accepts or refuses the shared captures by its `when`.
+  int accepted = 0;
+  for (uint32_t s : m_.patterns()[hits_[0]].first_of) {
+    FieldValues c = caps;
+    if (m_.signatures()[s].compiled->accept(&c, nullptr)) {
+      ++accepted;
+      EXPECT_EQ(m_.signatures()[s].sig->name, "xid79_fallen_off_bus");
+    }
+  }
+  EXPECT_EQ(accepted, 1);
+}
+
+TEST_F(MatcherTest, NoAllocationForNonMatchingLines) {
+  std::string lines[] = {
+      "systemd[1]: Started Session 42 of user root.",
+      "node-0017:1234:5678 [3] NCCL INFO Channel 00/32 : 0[0] -> 1[1] via P2P/IPC",
+      "x",
+      std::string(4096, 'a'),
+  };
+  for (auto& l : lines) m_.scan(l, &hits_);  // warm up
+  uint64_t before = g_allocs.load();
+  for (int i = 0; i < 1000; ++i)
+    for (auto& l : lines) m_.scan(l, &hits_);
+  EXPECT_EQ(g_allocs.load() - before, 0u);
+}
+
+TEST(MatcherBuild, PrefilterAndFallbackForHyperscanRefusals) {
+  KnowledgeBase kb;
+  Signature s;
+  s.name = "lookahead";
+  s.patterns = {"foo(?=bar)"};  // RE2 refuses lookarounds too, so the signature is left out
+  kb.signatures.push_back(s);
+  Signature t;
+  t.name = "backref_free";
+  t.patterns = {R"(\bword\b)"};  // Hyperscan supports \b; RE2 too
+  kb.signatures.push_back(t);
+  ingest::Matcher m;
+  std::string err;
+  std::vector<std::string> notes;
+  ASSERT_TRUE(m.build(kb, &err, &notes));
+  EXPECT_EQ(m.signatures().size(), 1u);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes[0].find("lookahead"), std::string::npos);
+}
+
+TEST(MatcherBuild, ExportPatternsForGrep) {
+  KnowledgeBase kb = test::test_kb();
+  auto re2 = export_patterns(kb, false);
+  auto ere = export_patterns(kb, true);
+  ASSERT_EQ(re2.size(), ere.size());
+  EXPECT_EQ(re2.size(), 6u);  // distinct first-line patterns (4 Xid sigs share one)
+  for (auto& p : ere) {
+    EXPECT_EQ(p.find("(?"), std::string::npos) << p;
+    EXPECT_EQ(p.find("\\d"), std::string::npos) << p;
+  }
+}
+
+// ---- locate ----
+
+class LocateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    topo_ = test::test_topology();
+    ASSERT_TRUE(topo_);
+    kb_ = test::test_kb();
+  }
+  ingest::Located loc(const std::string& sig, FieldValues f, const std::string& host,
+                      bool known = true, int rank_hint = -1) {
+    const Signature* s = kb_.find_signature(sig);
+    LogRecord rec;
+    rec.host = host;
+    rec.host_known = known;
+    rec.rank_hint = rank_hint;
+    const Locator* own = s->locators.empty() ? nullptr : &s->locators[0];
+    return ingest::locate_device(*topo_, *s, s->kind, own, f, rec);
+  }
+  std::unique_ptr<Topology> topo_;
+  KnowledgeBase kb_;
+};
+
+TEST_F(LocateTest, GpuByBdfOnTheLinesHost) {
+  auto l = loc("xid79_fallen_off_bus", {{"bdf", "0000:9b:00.0"}, {"xid", "79"}}, "node-0017");
+  EXPECT_EQ(l.id, "node-0017/gpu3");
+  EXPECT_FALSE(l.placeholder);
+  // The same BDF on another host is that host's GPU.
+  auto o = loc("xid79_fallen_off_bus", {{"bdf", "0000:18:00.0"}}, "node-0018");
+  EXPECT_EQ(o.id, "node-0018/gpu0");
+}
+
+TEST_F(LocateTest, UnknownBdfBecomesPlaceholder) {
+  auto l = loc("xid79_fallen_off_bus", {{"bdf", "0000:aa:00.0"}}, "node-0017");
+  EXPECT_EQ(l.id, "node-0017/gpu@0000:aa:00.0");
+  EXPECT_TRUE(l.placeholder);
+  EXPECT_EQ(l.host, "node-0017");
+}
+
+TEST_F(LocateTest, UnknownHostKeepsItsName) {
+  auto l = loc("xid79_fallen_off_bus", {{"bdf", "0000:18:00.0"}}, "mystery-7", false);
+  EXPECT_EQ(l.id, "mystery-7/gpu@0000:18:00.0");
+  EXPECT_TRUE(l.placeholder);
+}
+
+TEST_F(LocateTest, NicAndPciePort) {
+  EXPECT_EQ(loc("mlx5_cmd_timeout", {{"bdf", "0000:19:00.0"}}, "node-0017").id,
+            "node-0017/mlx5_0");
+  auto p = loc("pcie_aer_corrected_storm", {{"port", "0000:17:00.0"}}, "node-0017");
+  EXPECT_EQ(p.id, "node-0017/pcie/0000:17:00.0");
+  EXPECT_FALSE(p.placeholder);
+  auto q = loc("pcie_aer_corrected_storm", {{"port", "0000:50:00.0"}}, "node-0017");
+  EXPECT_EQ(q.id, "node-0017/pcie/0000:50:00.0");
+  EXPECT_TRUE(q.placeholder);
+}
+
+TEST_F(LocateTest, RankThroughTheJobOfTheHost) {
+  auto r = loc("nccl_watchdog_timeout", {{"rank", "1"}}, "node-0017");
+  EXPECT_EQ(r.id, "job/job-42/rank1");
+  EXPECT_FALSE(r.placeholder);
+  auto h = loc("nccl_watchdog_timeout", {}, "node-0018", true, 2);  // from rank_hint
+  EXPECT_EQ(h.id, "job/job-42/rank2");
+  auto none = loc("nccl_watchdog_timeout", {{"rank", "7"}}, "node-0099", false);
+  EXPECT_TRUE(none.placeholder);
+}
+
+TEST_F(LocateTest, JobSignatureWithoutLocateUsesTheHostsJob) {
+  auto j = loc("iteration_slowdown", {{"ms", "100"}}, "node-0018");
+  EXPECT_EQ(j.id, "job/job-42");
+  EXPECT_EQ(j.host, "");
+  auto p = loc("iteration_slowdown", {{"ms", "100"}}, "node-0099", false);
+  EXPECT_TRUE(p.placeholder);
+}
+
+// ---- storms ----
+
+Event make_event(const std::string& name, const std::string& dev, TimeUs t, uint64_t seq,
+                 FieldValues f = {}) {
+  Event e;
+  e.name = name;
+  e.device = dev;
+  e.time.wall = t;
+  e.seq = seq;
+  e.fields = std::move(f);
+  return e;
+}
+
+constexpr TimeUs kSec = 1000000;
+
+TEST(Storms, DedupFoldsWithinWindowAndEmitsWhenClosed) {
+  Signature sig;
+  sig.name = "xid95";
+  sig.dedup.window_s = 60;
+  ingest::StormCounters c;
+  ingest::StormFilter f(0, &c);
+  std::vector<Event> out;
+  auto emit = [&](Event&& e) { out.push_back(std::move(e)); };
+  TimeUs t0 = 1700000000 * kSec;
+  for (int i = 0; i < 10; ++i) f.add(0, sig, make_event("xid95", "n/gpu0", t0 + i * kSec, i), emit);
+  EXPECT_TRUE(out.empty());  // the window is still open
+  f.add(0, sig, make_event("xid95", "n/gpu1", t0 + 5 * kSec, 20), emit);  // another device
+  f.add(0, sig, make_event("xid95", "n/gpu0", t0 + 61 * kSec, 30), emit);  // outside: closes
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].count, 10u);
+  EXPECT_EQ(*out[0].first, t0);
+  EXPECT_EQ(*out[0].last, t0 + 9 * kSec);
+  EXPECT_EQ(c.folded_by_dedup, 9u);
+  f.advance(t0 + 200 * kSec, emit);  // time passes: both remaining folds close
+  ASSERT_EQ(out.size(), 3u);
+  f.flush(emit);
+  EXPECT_EQ(out.size(), 3u);
+}
+
+TEST(Storms, DedupByFieldKeepsDistinctValuesApart) {
+  Signature sig;
+  sig.dedup.window_s = 60;
+  sig.dedup.by_fields = {"code"};
+  ingest::StormCounters c;
+  ingest::StormFilter f(0, &c);
+  std::vector<Event> out;
+  auto emit = [&](Event&& e) { out.push_back(std::move(e)); };
+  for (int i = 0; i < 6; ++i)
+    f.add(0, sig, make_event("s", "d", i * kSec, i, {{"code", i % 2 ? "a" : "b"}}), emit);
+  f.flush(emit);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].count + out[1].count, 6u);
+}
+
+TEST(Storms, AggregateFiresOnlyAtThreshold) {
+  Signature sig;
+  sig.aggregate.count_at_least = 5;
+  sig.aggregate.within_s = 10;
+  ingest::StormCounters c;
+  ingest::StormFilter f(0, &c);
+  std::vector<Event> out;
+  auto emit = [&](Event&& e) { out.push_back(std::move(e)); };
+  // 4 lines spread over 40 s: never 5 within 10 s.
+  for (int i = 0; i < 4; ++i) f.add(0, sig, make_event("a", "p", i * 10 * kSec, i), emit);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(c.below_aggregate, 4u);
+  // A burst of 5 within 2 s fires once, carrying the window.
+  for (int i = 0; i < 5; ++i)
+    f.add(0, sig, make_event("a", "p", 100 * kSec + i * 400000, 10 + i), emit);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].count, 5u);
+  EXPECT_EQ(*out[0].first, 100 * kSec);
+  EXPECT_EQ(*out[0].last, 100 * kSec + 4 * 400000);
+}
+
+TEST(Storms, BaselineFiresAboveFactorTimesMedian) {
+  Signature sig;
+  sig.baseline.field = "ms";
+  sig.baseline.factor = 1.2;
+  sig.baseline.window = 8;
+  ingest::StormCounters c;
+  ingest::StormFilter f(0, &c);
+  std::vector<Event> out;
+  auto emit = [&](Event&& e) { out.push_back(std::move(e)); };
+  double vals[] = {1000, 1010, 990, 1005, 1500,  // 1500 arrives with 4 values: judged (>=N/2)
+                   1001, 995, 1002, 1300, 1100};
+  for (int i = 0; i < 10; ++i)
+    f.add(0, sig, make_event("it", "job/j", i * kSec, i, {{"ms", std::to_string(vals[i])}}), emit);
+  ASSERT_EQ(out.size(), 2u);  // 1500 and 1300 (> 1.2 x ~1003); 1100 is not
+  EXPECT_EQ(*out[0].field("ms"), std::to_string(1500.0));
+  EXPECT_EQ(*out[1].field("ms"), std::to_string(1300.0));
+  EXPECT_EQ(c.below_baseline, 8u);
+}
+
+TEST(Storms, BaselineNeedsHalfAWindowOfHistory) {
+  Signature sig;
+  sig.baseline.field = "ms";
+  sig.baseline.factor = 1.2;
+  sig.baseline.window = 8;
+  ingest::StormCounters c;
+  ingest::StormFilter f(0, &c);
+  std::vector<Event> out;
+  auto emit = [&](Event&& e) { out.push_back(std::move(e)); };
+  double vals[] = {100, 500, 900};  // wild, but fewer than 4 values of history
+  for (int i = 0; i < 3; ++i)
+    f.add(0, sig, make_event("it", "job/j", i, i, {{"ms", std::to_string(vals[i])}}), emit);
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(Storms, StateStaysBoundedUnderAMillionLineStorm) {
+  // NVSentinel#1120: 800,000 Xid 95 lines on few devices. State is per key.
+  Signature dd;
+  dd.dedup.window_s = 60;
+  Signature ag;
+  ag.aggregate.count_at_least = 100;
+  ag.aggregate.within_s = 1;
+  ingest::StormCounters c;
+  ingest::StormFilter f(0, &c);
+  uint64_t emitted = 0;
+  auto emit = [&](Event&&) { ++emitted; };
+  for (int i = 0; i < 800000; ++i) {
+    TimeUs t = static_cast<TimeUs>(i) * 1000;  // 1000 lines/s for 800 s
+    f.add(0, dd, make_event("xid95", "n/gpu" + std::to_string(i % 8), t, i), emit);
+    f.add(1, ag, make_event("aer", "n/pcie/0000:17:00.0", t, i), emit);
+    if (i % 1000 == 0) f.advance(t, emit);
+  }
+  // 8 dedup folds + 1 aggregate ring, whatever the line count.
+  EXPECT_LE(f.state_entries(), 9u + 1u);
+  f.flush(emit);
+  // Dedup: ~14 windows of 60 s per GPU; aggregate: one event per 100 lines.
+  EXPECT_LT(emitted, 8u * 15u + 8001u);
+  EXPECT_GT(emitted, 8000u);
+}
+
+}  // namespace
+}  // namespace reflex
