@@ -44,7 +44,7 @@ mapfile -t FILES < <(find "$BUNDLE/hosts" -type f | sort)
 BYTES=$(cat "${FILES[@]}" | wc -c)
 LINES=$(cat "${FILES[@]}" | wc -l)
 "$REFLEX" events --kb "$KB" --export-patterns ere >"$DIR/patterns.ere"
-"$REFLEX" events --kb "$KB" --export-patterns re2 >"$DIR/patterns.re2"
+"$REFLEX" events --kb "$KB" --export-patterns unnamed >"$DIR/patterns.re2"
 NPAT=$(wc -l <"$DIR/patterns.re2")
 cat "${FILES[@]}" >/dev/null  # warm the page cache
 

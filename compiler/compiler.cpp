@@ -123,7 +123,7 @@ void compile_loaded(Loader& loader, const CompileOptions& options, CompileResult
   std::map<std::pair<std::string, size_t>, std::string> import_paths;  // (file, decl idx)
   for (size_t i = 0; i < loader.files.size(); ++i) {
     SourceFile& f = loader.files[i];
-    diags.add_source(f.path, f.text);
+    if (!f.too_large) diags.add_source(f.path, f.text);
     parse_file(f, diags, options);
     std::vector<std::pair<size_t, Value>> imports;
     for (size_t k = 0; k < f.decls.size(); ++k)
@@ -245,7 +245,12 @@ std::optional<KnowledgeBase> load_kb(const std::string& path, std::string* error
       kb = load_artifact(path, error);
       if (!kb) return std::nullopt;
     } else {
+      // Loading for the runtime: validity only (cycles included). Inline
+      // examples and the Hyperscan dry run are `reflexc check`'s job; the
+      // runtime compiles its own Hyperscan database and reports what it rejects.
       CompileOptions options;
+      options.check_examples = false;
+      options.check_hyperscan = false;
       CompileResult r = compile({path}, options);
       if (r.io_error) {
         *error = r.io_message;

@@ -255,6 +255,8 @@ std::vector<Diagnostic> DiagEngine::take() {
     auto it = lines_.find(d.loc.file);
     if (it != lines_.end() && d.loc.line >= 1 && static_cast<size_t>(d.loc.line) <= it->second.size())
       d.source_line = it->second[static_cast<size_t>(d.loc.line - 1)];
+    else
+      d.length = 0;  // no source text to show (e.g. a file too large to read)
   }
   // Location-less diagnostics (unit-wide) go last.
   std::stable_sort(out.begin(), out.end(), [](const Diagnostic& a, const Diagnostic& b) {

@@ -29,7 +29,7 @@ std::string loc_prefix(const SourceLoc& l) {
 // The source line, then a caret/tilde underline aligned under it (tabs kept
 // so the caret lines up in any terminal).
 void snippet(std::ostringstream& os, const Diagnostic& d) {
-  if (d.loc.line <= 0) return;
+  if (d.loc.line <= 0 || d.length <= 0) return;
   std::string num = std::to_string(d.loc.line);
   std::string gutter(std::max<size_t>(num.size(), 4), ' ');
   std::string line = d.source_line;

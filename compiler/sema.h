@@ -101,6 +101,8 @@ void run_pipeline(Sema& s);
 // Regex helpers shared by passes.
 bool hyperscan_check(const std::string& pattern, std::string* error);
 bool re2_check(const std::string& pattern, std::string* error);
+bool hyperscan_check_uncached(const std::string& pattern, std::string* error);
+bool re2_check_uncached(const std::string& pattern, std::string* error);
 
 // Lowering: the resolved unit as the runtime's KnowledgeBase.
 KnowledgeBase lower(const Sema& s);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <mutex>
 
 #include "reflex/artifact.h"
 #include "sema.h"
@@ -12,7 +13,54 @@
 
 namespace reflex::compiler {
 
+// Many signatures share a pattern (via `extends` and named patterns): each
+// distinct text is compiled once per process.
+namespace {
+struct CheckCache {
+  std::mutex mu;
+  std::map<std::string, std::string> re2, hs;  // pattern -> error ("" = ok)
+};
+CheckCache& cache() {
+  static CheckCache c;
+  return c;
+}
+}  // namespace
+
 bool re2_check(const std::string& pattern, std::string* error) {
+  {
+    std::lock_guard<std::mutex> lock(cache().mu);
+    if (auto it = cache().re2.find(pattern); it != cache().re2.end()) {
+      *error = it->second;
+      return it->second.empty();
+    }
+  }
+  std::string err;
+  bool ok = re2_check_uncached(pattern, &err);
+  std::lock_guard<std::mutex> lock(cache().mu);
+  if (cache().re2.size() > 100000) cache().re2.clear();
+  cache().re2[pattern] = ok ? "" : (err.empty() ? "invalid pattern" : err);
+  *error = cache().re2[pattern];
+  return ok;
+}
+
+bool hyperscan_check(const std::string& pattern, std::string* error) {
+  {
+    std::lock_guard<std::mutex> lock(cache().mu);
+    if (auto it = cache().hs.find(pattern); it != cache().hs.end()) {
+      *error = it->second;
+      return it->second.empty();
+    }
+  }
+  std::string err;
+  bool ok = hyperscan_check_uncached(pattern, &err);
+  std::lock_guard<std::mutex> lock(cache().mu);
+  if (cache().hs.size() > 100000) cache().hs.clear();
+  cache().hs[pattern] = ok ? "" : (err.empty() ? "invalid pattern" : err);
+  *error = cache().hs[pattern];
+  return ok;
+}
+
+bool re2_check_uncached(const std::string& pattern, std::string* error) {
   RE2::Options o;
   o.set_encoding(RE2::Options::EncodingLatin1);
   o.set_log_errors(false);
@@ -24,7 +72,7 @@ bool re2_check(const std::string& pattern, std::string* error) {
   return true;
 }
 
-bool hyperscan_check(const std::string& pattern, std::string* error) {
+bool hyperscan_check_uncached(const std::string& pattern, std::string* error) {
   hs_database_t* db = nullptr;
   hs_compile_error_t* err = nullptr;
   if (hs_compile(pattern.c_str(), HS_FLAG_PREFILTER | HS_FLAG_ALLOWEMPTY, HS_MODE_BLOCK, nullptr,

@@ -44,7 +44,7 @@ struct Diagnostic {
   std::string title;    // short title of the code
   std::string message;  // this occurrence
   SourceLoc loc;        // 1-based line/col; file "" = no location (whole unit)
-  int length = 1;       // columns to underline on loc.line
+  int length = 1;       // columns to underline on loc.line (0: no source line to show)
   std::string source_line;  // the text of loc.line (for rendering), "" if none
   std::vector<DiagNote> notes;
 };

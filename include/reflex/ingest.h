@@ -112,8 +112,11 @@ class Ingestor {
 };
 
 // Every signature's first-line pattern (distinct texts, KB order), for
-// comparisons with grep/rg. posix_ere=true rewrites RE2 syntax for `grep -E`
-// ((?P<name> and (?: become plain groups, \d becomes [0-9]).
-std::vector<std::string> export_patterns(const KnowledgeBase& kb, bool posix_ere);
+// comparisons with grep/rg: re2 = as written; unnamed = RE2 syntax with named
+// groups made plain (rg joins patterns with '|', so names would clash);
+// posix_ere = rewritten for `grep -E` ((?P<name> and (?: become plain groups,
+// \d becomes [0-9], lazy quantifiers greedy, inline flags dropped).
+enum class PatternDialect { re2, unnamed, posix_ere };
+std::vector<std::string> export_patterns(const KnowledgeBase& kb, PatternDialect dialect);
 
 }  // namespace reflex

@@ -25,9 +25,9 @@ struct FormatStats {
   uint64_t invalid_utf8 = 0, nul_bytes = 0, truncated_long_lines = 0;
   uint64_t skipped_invalid_json = 0, skipped_no_msg = 0;
   uint64_t no_timestamp = 0, implausible_time = 0, unknown_hosts = 0;
-  uint64_t skipped_files = 0;        // additive: unreadable/binary files under hosts/
-  uint64_t cri_partial_joined = 0;   // additive: CRI "P" lines joined into the next line
-  std::vector<std::string> notes;  // each said once
+  uint64_t skipped_files = 0;       // additive: unreadable/binary files under hosts/
+  uint64_t cri_partial_joined = 0;  // additive: CRI "P" lines joined into the next line
+  std::vector<std::string> notes;   // each said once
 };
 
 // Per-file context of a bundle: the host directory's boot_time and timezone,
@@ -36,8 +36,11 @@ struct FileContext {
   std::string host_dir;                 // directory name under hosts/
   std::string file;                     // bundle-relative path, for evidence
   std::optional<int64_t> boot_time_us;  // hosts/<host>/boot_time
-  int tz_offset_s = 0;                  // hosts/<host>/timezone (fixed offset at the bundle's dates)
-  std::optional<int> year;              // inferred year for RFC 3164 / dmesg -T without year
+  int tz_offset_s = 0;      // hosts/<host>/timezone (fixed offset at the bundle's dates)
+  std::optional<int> year;  // inferred year for RFC 3164 / dmesg -T without year
+  // Additive: wall time of the file's first timed line (set by the bundle
+  // walker); untimed lines before it (NCCL init chatter) inherit it.
+  std::optional<int64_t> lead_time_us;
 };
 
 // Parses one line of a file: detects the format per line, strips the prefix,
@@ -71,7 +74,8 @@ struct BundleLine {
   std::string_view raw;
   uint64_t line_no;
 };
-bool for_each_bundle_line(const std::string& bundle_dir, const std::function<void(const BundleLine&)>& fn,
-                          FormatStats* stats, std::string* error);
+bool for_each_bundle_line(const std::string& bundle_dir,
+                          const std::function<void(const BundleLine&)>& fn, FormatStats* stats,
+                          std::string* error);
 
 }  // namespace reflex

@@ -18,14 +18,15 @@ struct TopologyError {
   std::string file;
   std::string json_path;  // e.g. "$.hosts[3].gpus[1].pcie_switch"
   std::string message;
-  std::string str() const;  // "topology.json: $.hosts[3]...: GPU names switch 'sw9' that does not exist"
+  std::string str()
+      const;  // "topology.json: $.hosts[3]...: GPU names switch 'sw9' that does not exist"
 };
 
 struct DeviceInfo {
-  std::string id;      // spec §2 id
+  std::string id;  // spec §2 id
   DeviceKind kind = DeviceKind::host;
-  std::string host;    // owning host ("" for fabric/job/storage)
-  std::string bdf;     // normalised, when known
+  std::string host;  // owning host ("" for fabric/job/storage)
+  std::string bdf;   // normalised, when known
   bool placeholder = false;
 };
 
@@ -56,8 +57,9 @@ class Topology {
   // A device on `host` by PCI address: GPU, NIC, PCIe switch/port or NVSwitch.
   std::optional<DeviceInfo> device_by_bdf(const std::string& host, std::string_view bdf) const;
   std::optional<DeviceInfo> gpu_by_index(const std::string& host, int index) const;
-  std::optional<DeviceInfo> nic_by_name(const std::string& host, std::string_view mlx5_or_netdev) const;
-  std::optional<DeviceInfo> nic_by_ip(std::string_view ip) const;   // cluster-wide
+  std::optional<DeviceInfo> nic_by_name(const std::string& host,
+                                        std::string_view mlx5_or_netdev) const;
+  std::optional<DeviceInfo> nic_by_ip(std::string_view ip) const;  // cluster-wide
   std::optional<DeviceInfo> nvswitch_by_id(const std::string& host, std::string_view id) const;
   // Rank in a job ("" = the only job, or the first job listing the rank).
   std::optional<DeviceInfo> rank(std::string_view job, int rank) const;

@@ -28,7 +28,9 @@ namespace {
 constexpr size_t kMaxReaderLine = 16u << 20;  // the parser cuts further (max_line_bytes)
 constexpr size_t kPrescanLines = 2000;        // per file, when looking for the year
 
-bool is_special_file(const std::string& name) { return name == "boot_time" || name == "timezone"; }
+bool is_special_file(const std::string& name) {
+  return name == "boot_time" || name == "timezone";
+}
 
 // Sort key that puts rotated files oldest first: kern.log.2.gz, kern.log.1,
 // kern.log; kern.log-20240301, kern.log-20240302, kern.log.
@@ -51,7 +53,8 @@ FileKey file_key(const std::string& rel) {
   size_t dot = n.rfind('.');
   size_t dash = n.rfind('-');
   auto all_digits = [](const std::string& s) {
-    return !s.empty() && s.size() <= 9 && std::all_of(s.begin(), s.end(), [](char c) { return is_digit(c); });
+    return !s.empty() && s.size() <= 9 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return is_digit(c); });
   };
   if (dot != std::string::npos && dot > 0 && all_digits(n.substr(dot + 1))) {
     k.base = n.substr(0, dot);
@@ -105,8 +108,10 @@ std::optional<int> iana_offset(const std::string& name, int64_t at_us) {
   struct tm tm {};
   bool ok = localtime_r(&t, &tm) != nullptr;
   long off = tm.tm_gmtoff;
-  if (old) setenv("TZ", saved.c_str(), 1);
-  else unsetenv("TZ");
+  if (old)
+    setenv("TZ", saved.c_str(), 1);
+  else
+    unsetenv("TZ");
   tzset();
   if (!ok) return std::nullopt;
   return int(off);
@@ -136,8 +141,10 @@ class LineReader {
     size_t n = std::min<size_t>(end_ - pos_, 4096), nul = 0, ctrl = 0;
     for (size_t i = 0; i < n; ++i) {
       unsigned char c = static_cast<unsigned char>(buf_[pos_ + i]);
-      if (c == 0) ++nul;
-      else if (c < 0x09 || (c > 0x0d && c < 0x20)) ++ctrl;
+      if (c == 0)
+        ++nul;
+      else if (c < 0x09 || (c > 0x0d && c < 0x20))
+        ++ctrl;
     }
     return n > 0 && nul > 0 && (nul + ctrl) * 10 > n;  // >10% NUL/control: not a log
   }
@@ -204,6 +211,27 @@ class LineReader {
   std::string carry_;
 };
 
+// Wall time of the first line of a file that carries its own time (looked at
+// within the first kPrescanLines lines), for the untimed lines before it.
+std::optional<int64_t> lead_time(const fs::path& path, const FileContext& ctx) {
+  LineReader r(path.string());
+  if (!r.ok() || r.looks_binary()) return std::nullopt;
+  auto empty = Topology::empty();
+  LineParserImpl p(*empty, FormatOptions{}, nullptr);
+  p.begin_file(ctx);
+  LogRecord rec;
+  std::string_view line;
+  bool cut;
+  for (size_t n = 0; n < kPrescanLines && r.next(&line, &cut); ++n) {
+    if (!p.parse(line, n + 1, &rec)) continue;
+    if (!rec.time_inherited && rec.time.wall) {
+      if (n == 0) return std::nullopt;  // the common case: nothing to lend
+      return rec.time.wall;
+    }
+  }
+  return std::nullopt;
+}
+
 struct HostDir {
   std::string name;
   fs::path path;
@@ -250,7 +278,8 @@ bool for_each_bundle_line(const std::string& bundle_dir,
       HostDir h;
       h.name = name;
       h.path = it->path();
-      for (auto f = fs::recursive_directory_iterator(h.path, fs::directory_options::skip_permission_denied, ec);
+      for (auto f = fs::recursive_directory_iterator(
+               h.path, fs::directory_options::skip_permission_denied, ec);
            !ec && f != fs::recursive_directory_iterator(); f.increment(ec)) {
         if (f->path().filename().string()[0] == '.') {
           if (f->is_directory(ec)) f.disable_recursion_pending();
@@ -285,7 +314,8 @@ bool for_each_bundle_line(const std::string& bundle_dir,
       dirs.push_back(std::move(h));
     }
     if (ec) return fail(bundle_dir + "/hosts: " + ec.message());
-    std::sort(dirs.begin(), dirs.end(), [](const HostDir& a, const HostDir& b) { return a.name < b.name; });
+    std::sort(dirs.begin(), dirs.end(),
+              [](const HostDir& a, const HostDir& b) { return a.name < b.name; });
 
     // ---- pre-scan: the first line with a full date gives the year ----
     std::optional<int> year;
@@ -304,8 +334,8 @@ bool for_each_bundle_line(const std::string& bundle_dir,
           std::string_view line;
           bool cut;
           for (size_t n = 0; n < kPrescanLines && r.next(&line, &cut); ++n) {
-            if (p.parse(line, n + 1, &rec) && p.dated_year() && rec.time.wall && !rec.time_inherited &&
-                p.dated_year() >= 2000) {
+            if (p.parse(line, n + 1, &rec) && p.dated_year() && rec.time.wall &&
+                !rec.time_inherited && p.dated_year() >= 2000) {
               year = p.dated_year();
               ref_us = rec.time.wall;
               break;
@@ -330,7 +360,8 @@ bool for_each_bundle_line(const std::string& bundle_dir,
     for (auto& h : dirs) {
       int tz = 0;
       if (!h.timezone.empty()) {
-        int64_t at = ref_us.value_or(to_us(Civil{0, 1, 1, 0, 0, 0, 0, false, 0}, year.value_or(2000), 0));
+        int64_t at =
+            ref_us.value_or(to_us(Civil{0, 1, 1, 0, 0, 0, 0, false, 0}, year.value_or(2000), 0));
         if (auto off = fixed_offset(h.timezone)) {
           tz = *off;
         } else if (auto off2 = iana_offset(h.timezone, at)) {
@@ -347,6 +378,7 @@ bool for_each_bundle_line(const std::string& bundle_dir,
         ctx.boot_time_us = h.boot_time_us;
         ctx.tz_offset_s = tz;
         ctx.year = year;
+        ctx.lead_time_us = lead_time(h.path / rel, ctx);
         LineReader r((h.path / rel).string());
         if (!r.ok()) {
           note("cannot read " + ctx.file + ": " + r.error() + "; skipped");

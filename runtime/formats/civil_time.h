@@ -10,7 +10,9 @@ namespace reflex::formats {
 
 constexpr int64_t kUsPerSec = 1000000;
 
-inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
+inline bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
 inline int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {

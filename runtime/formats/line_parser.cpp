@@ -18,9 +18,15 @@ namespace {
 
 constexpr int64_t kYear2000Us = 946684800LL * kUsPerSec;
 
-bool is_space(char c) { return c == ' ' || c == '\t'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool is_space(char c) {
+  return c == ' ' || c == '\t';
+}
+bool is_alpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+bool is_hex(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
 
 std::string_view ltrim(std::string_view s) {
   size_t i = 0;
@@ -31,7 +37,9 @@ std::string_view rtrim(std::string_view s) {
   while (!s.empty() && (is_space(s.back()) || s.back() == '\r')) s.remove_suffix(1);
   return s;
 }
-std::string_view trim(std::string_view s) { return rtrim(ltrim(s)); }
+std::string_view trim(std::string_view s) {
+  return rtrim(ltrim(s));
+}
 
 // Valid UTF-8 and NUL check. The common case (ASCII, no NUL) runs 8 bytes at a
 // time; anything else falls back to a byte-wise validation.
@@ -65,7 +73,7 @@ void scan_bytes(std::string_view s, bool* nul, bool* bad_utf8) {
     }
     bool ok = true;
     for (size_t k = 1; k < len; ++k) ok = ok && (p[i + k] & 0xC0) == 0x80;
-    if (ok && len == 3 && c == 0xE0 && p[i + 1] < 0xA0) ok = false;  // overlong
+    if (ok && len == 3 && c == 0xE0 && p[i + 1] < 0xA0) ok = false;   // overlong
     if (ok && len == 3 && c == 0xED && p[i + 1] >= 0xA0) ok = false;  // surrogates
     if (ok && len == 4 && c == 0xF0 && p[i + 1] < 0x90) ok = false;
     if (ok && len == 4 && c == 0xF4 && p[i + 1] >= 0x90) ok = false;
@@ -81,9 +89,9 @@ void scan_bytes(std::string_view s, bool* nul, bool* bad_utf8) {
 // Levels that start application lines; never taken for a syslog host field.
 bool is_level_word(std::string_view w) {
   static const std::unordered_set<std::string_view> kLevels = {
-      "INFO", "WARN", "WARNING", "ERROR", "DEBUG", "TRACE", "FATAL", "CRITICAL", "NOTICE",
-      "info", "warn", "warning", "error", "debug", "trace", "fatal", "critical", "notice",
-      "I", "W", "E", "F", "D", "stdout", "stderr"};
+      "INFO", "WARN", "WARNING", "ERROR", "DEBUG", "TRACE",  "FATAL", "CRITICAL", "NOTICE",
+      "info", "warn", "warning", "error", "debug", "trace",  "fatal", "critical", "notice",
+      "I",    "W",    "E",       "F",     "D",     "stdout", "stderr"};
   return kLevels.count(w) > 0;
 }
 
@@ -160,7 +168,8 @@ size_t dmesg_ctime(std::string_view s, Civil* c) {
     ++i;
     c->frac_us = fraction(s, &i);
   }
-  if (i >= s.size() || s[i++] != ' ' || !digits(s, &i, 4, &c->year) || i >= s.size() || s[i++] != ']')
+  if (i >= s.size() || s[i++] != ' ' || !digits(s, &i, 4, &c->year) || i >= s.size() ||
+      s[i++] != ']')
     return 0;
   if (!valid(*c)) return 0;
   while (i < s.size() && s[i] == ' ') ++i;
@@ -173,7 +182,8 @@ size_t fm_time(std::string_view s, Civil* c) {
   c->month = month_abbrev(s.substr(1));
   size_t i = 4;
   if (!c->month || s[i++] != ' ' || !digits(s, &i, 2, &c->day) || s[i++] != ' ' ||
-      !digits(s, &i, 4, &c->year) || s[i++] != ' ' || !hms(s, &i, c) || i >= s.size() || s[i++] != ']')
+      !digits(s, &i, 4, &c->year) || s[i++] != ' ' || !hms(s, &i, c) || i >= s.size() ||
+      s[i++] != ']')
     return 0;
   c->frac_us = 0;
   if (!valid(*c)) return 0;
@@ -279,11 +289,11 @@ size_t facility_prefix(std::string_view s, bool* kern) {
   if (i >= s.size() || (s[i] != ' ' && s[i] != ':')) return 0;
   std::string_view fac = s.substr(0, i);
   static const std::unordered_set<std::string_view> kFacilities = {
-      "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron",
-      "authpriv", "ftp", "local0", "local1", "local2", "local3", "local4", "local5", "local6",
-      "local7"};
-  static const std::unordered_set<std::string_view> kLevels = {
-      "emerg", "alert", "crit", "err", "warn", "notice", "info", "debug"};
+      "kern",   "user",   "mail",   "daemon",   "auth",   "syslog", "lpr",
+      "news",   "uucp",   "cron",   "authpriv", "ftp",    "local0", "local1",
+      "local2", "local3", "local4", "local5",   "local6", "local7"};
+  static const std::unordered_set<std::string_view> kLevels = {"emerg", "alert",  "crit", "err",
+                                                               "warn",  "notice", "info", "debug"};
   if (!kFacilities.count(fac)) return 0;
   while (i < s.size() && s[i] == ' ') ++i;
   if (i >= s.size() || s[i++] != ':') return 0;
@@ -295,6 +305,95 @@ size_t facility_prefix(std::string_view s, bool* kern) {
   if (i < s.size() && s[i] == ' ') ++i;
   *kern = fac == "kern";
   return i;
+}
+
+// JSON string escapes -> UTF-8. False on a malformed escape.
+bool json_unescape(std::string_view in, std::string* out) {
+  out->clear();
+  out->reserve(in.size());
+  auto hex4 = [&](size_t at, unsigned* v) {
+    if (at + 4 > in.size()) return false;
+    *v = 0;
+    for (size_t k = at; k < at + 4; ++k) {
+      char c = in[k];
+      *v <<= 4;
+      if (c >= '0' && c <= '9')
+        *v |= unsigned(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        *v |= unsigned(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        *v |= unsigned(c - 'A' + 10);
+      else
+        return false;
+    }
+    return true;
+  };
+  for (size_t i = 0; i < in.size(); ++i) {
+    char c = in[i];
+    if (c != '\\') {
+      out->push_back(c);
+      continue;
+    }
+    if (++i >= in.size()) return false;
+    switch (in[i]) {
+      case '"':
+        out->push_back('"');
+        break;
+      case '\\':
+        out->push_back('\\');
+        break;
+      case '/':
+        out->push_back('/');
+        break;
+      case 'b':
+        out->push_back('\b');
+        break;
+      case 'f':
+        out->push_back('\f');
+        break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case 't':
+        out->push_back('\t');
+        break;
+      case 'u': {
+        unsigned cp;
+        if (!hex4(i + 1, &cp)) return false;
+        i += 4;
+        if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < in.size() + 0 && in[i + 1] == '\\' &&
+            in[i + 2] == 'u') {
+          unsigned lo;
+          if (hex4(i + 3, &lo) && lo >= 0xDC00 && lo < 0xE000) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            i += 6;
+          }
+        }
+        if (cp < 0x80) {
+          out->push_back(char(cp));
+        } else if (cp < 0x800) {
+          out->push_back(char(0xC0 | (cp >> 6)));
+          out->push_back(char(0x80 | (cp & 0x3F)));
+        } else if (cp < 0x10000) {
+          out->push_back(char(0xE0 | (cp >> 12)));
+          out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
+          out->push_back(char(0x80 | (cp & 0x3F)));
+        } else {
+          out->push_back(char(0xF0 | (cp >> 18)));
+          out->push_back(char(0x80 | ((cp >> 12) & 0x3F)));
+          out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
+          out->push_back(char(0x80 | (cp & 0x3F)));
+        }
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -321,6 +420,7 @@ void LineParserImpl::begin_file(FileContext c) {
   cri_pending = false;
   field_cache_key.clear();
   field_cache_valid = false;
+  noted_no_boot = noted_no_year = false;
   if (auto h = topo.resolve_host(ctx.host_dir)) {
     dir_host = *h;
     dir_known = true;
@@ -376,7 +476,9 @@ int LineParserImpl::year_for(int month) {
   return base + year_bump;
 }
 
-void LineParserImpl::set_wall(int64_t us, LogRecord* out) { out->time.wall = us; }
+void LineParserImpl::set_wall(int64_t us, LogRecord* out) {
+  out->time.wall = us;
+}
 
 void LineParserImpl::set_civil(const Civil& c, bool zone_less, LogRecord* out) {
   int year = c.year;
@@ -385,8 +487,11 @@ void LineParserImpl::set_civil(const Civil& c, bool zone_less, LogRecord* out) {
     if (year == 0) {
       year = 1970;  // no dated line anywhere: keep the order, flag the time
       out->time_implausible = true;
-      note_once("no dated line to take the year from for " + ctx.file +
-                "; year-less times are flagged implausible");
+      if (!noted_no_year) {  // said once per file, without building the text per line
+        noted_no_year = true;
+        note_once("no dated line to take the year from for " + ctx.file +
+                  "; year-less times are flagged implausible");
+      }
     }
   } else {
     file_year = year;
@@ -401,7 +506,8 @@ void LineParserImpl::set_mono(double mono, LogRecord* out) {
   out->time.mono = mono;
   if (ctx.boot_time_us) {
     out->time.wall = *ctx.boot_time_us + int64_t(mono * 1e6 + (mono >= 0 ? 0.5 : -0.5));
-  } else {
+  } else if (!noted_no_boot) {
+    noted_no_boot = true;
     note_once("raw dmesg times in " + ctx.file +
               " have no boot_time: they are ordered within their host only");
   }
@@ -410,13 +516,18 @@ void LineParserImpl::set_mono(double mono, LogRecord* out) {
 // Syslog text whose tag is "kernel" counts as kernel unless strict_transport.
 void LineParserImpl::syslog_body(std::string_view rest, LogRecord* out, std::string_view* msg,
                                  bool kern_facility, bool have_facility) {
-  // rest: "host tag[pid]: msg"
-  size_t sp = rest.find(' ');
-  std::string_view host = sp == std::string_view::npos ? rest : rest.substr(0, sp);
-  host_from_field(host, out);
-  std::string_view body = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
-  std::string_view tag;
-  size_t tl = syslog_tag(body, &tag);
+  // rest: "host tag[pid]: msg" (some senders omit the host: "tag[pid]: msg")
+  std::string_view tag, body;
+  size_t tl = syslog_tag(rest, &tag);
+  if (tl && tag.find('.') == std::string_view::npos && !known_host_token(tag)) {
+    body = rest;  // no host field
+  } else {
+    size_t sp = rest.find(' ');
+    std::string_view host = sp == std::string_view::npos ? rest : rest.substr(0, sp);
+    host_from_field(host, out);
+    body = sp == std::string_view::npos ? std::string_view() : rest.substr(sp + 1);
+    tl = syslog_tag(body, &tag);
+  }
   out->transport = kTransportSyslog;
   if (have_facility && kern_facility) out->transport = kTransportKernel;
   if (tl) {
@@ -466,9 +577,12 @@ bool LineParserImpl::rfc5424(std::string_view s, int pri, LogRecord* out, std::s
       size_t i = 1;
       bool esc = false;
       for (; i < s.size(); ++i) {
-        if (esc) esc = false;
-        else if (s[i] == '\\') esc = true;
-        else if (s[i] == ']') break;
+        if (esc)
+          esc = false;
+        else if (s[i] == '\\')
+          esc = true;
+        else if (s[i] == ']')
+          break;
       }
       if (i >= s.size()) return false;
       s.remove_prefix(i + 1);
@@ -479,6 +593,100 @@ bool LineParserImpl::rfc5424(std::string_view s, int pri, LogRecord* out, std::s
   if (host != "-") host_from_field(host, out);
   out->transport = (pri >> 3) == 0 ? kTransportKernel : kTransportSyslog;
   *msg = s;
+  return true;
+}
+
+// Fast path for `journalctl -o json` lines: one flat object of string and
+// number values. Anything else (byte-array MESSAGE, nesting, odd escapes in
+// the fields used) returns false and takes nlohmann's full parser.
+bool LineParserImpl::journal_fast(std::string_view s, LogRecord* out, std::string_view* msg) {
+  size_t i = 1;
+  auto ws = [&] {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+  };
+  auto str = [&](std::string_view* v, bool* esc) {
+    if (i >= s.size() || s[i] != '"') return false;
+    size_t st = ++i;
+    *esc = false;
+    while (i < s.size() && s[i] != '"') {
+      if (s[i] == '\\') {
+        *esc = true;
+        i += 2;
+      } else {
+        ++i;
+      }
+    }
+    if (i >= s.size()) return false;
+    *v = s.substr(st, i - st);
+    ++i;
+    return true;
+  };
+  std::string_view rt, mono, host, tr, message;
+  bool msg_esc = false, have_msg = false;
+  while (true) {
+    ws();
+    std::string_view key, v;
+    bool kesc, esc = false;
+    if (!str(&key, &kesc) || kesc) return false;
+    ws();
+    if (i >= s.size() || s[i] != ':') return false;
+    ++i;
+    ws();
+    if (i >= s.size()) return false;
+    if (s[i] == '"') {
+      if (!str(&v, &esc)) return false;
+    } else if (s[i] == '{' || s[i] == '[') {
+      return false;
+    } else {
+      size_t st = i;
+      while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ' ') ++i;
+      v = s.substr(st, i - st);
+      if (key == "MESSAGE") return false;  // null/number: let the full parser decide
+    }
+    if (key == "MESSAGE") {
+      message = v;
+      msg_esc = esc;
+      have_msg = true;
+    } else if (key == "__REALTIME_TIMESTAMP") {
+      rt = v;
+    } else if (key == "__MONOTONIC_TIMESTAMP") {
+      mono = v;
+    } else if (key == "_HOSTNAME") {
+      if (esc) return false;
+      host = v;
+    } else if (key == "_TRANSPORT") {
+      if (esc) return false;
+      tr = v;
+    }
+    ws();
+    if (i >= s.size()) return false;
+    if (s[i] == ',') {
+      ++i;
+      continue;
+    }
+    if (s[i] != '}') return false;
+    ++i;
+    break;
+  }
+  ws();
+  if (i != s.size() || !have_msg) return false;
+  if (msg_esc) {
+    if (!json_unescape(message, &json_msg)) return false;
+    *msg = json_msg;
+  } else {
+    *msg = message;
+  }
+  if (auto us = parse_int(rt)) {
+    out->time.wall = *us;
+    file_year = year_of_us(*us);
+    rollover_month = 0;
+    year_bump = 0;
+  }
+  if (auto us = parse_int(mono)) out->time.mono = double(*us) / 1e6;
+  if (!host.empty()) host_from_field(host, out);
+  out->transport = tr == "kernel"   ? kTransportKernel
+                   : tr == "syslog" ? kTransportSyslog
+                                    : kTransportJournal;
   return true;
 }
 
@@ -523,12 +731,15 @@ bool LineParserImpl::journal_json(std::string_view line, LogRecord* out, std::st
   json_host = str("_HOSTNAME");
   if (!json_host.empty()) host_from_field(json_host, out);
   std::string tr = str("_TRANSPORT");
-  out->transport = tr == "kernel" ? kTransportKernel : tr == "syslog" ? kTransportSyslog : kTransportJournal;
+  out->transport = tr == "kernel"   ? kTransportKernel
+                   : tr == "syslog" ? kTransportSyslog
+                                    : kTransportJournal;
   *msg = json_msg;
   return true;
 }
 
-bool LineParserImpl::envelope_in_file(const nlohmann::json& j, LogRecord* out, std::string_view* msg) {
+bool LineParserImpl::envelope_in_file(const nlohmann::json& j, LogRecord* out,
+                                      std::string_view* msg) {
   auto m = j.find("msg");
   if (m == j.end()) m = j.find("message");
   if (m == j.end() || !m->is_string()) return false;
@@ -579,8 +790,8 @@ bool LineParserImpl::csv_row(std::string_view s, LogRecord* out, std::string_vie
   Civil c;
   size_t i = 0;
   if (!digits(s, &i, 4, &c.year) || i >= s.size() || s[i++] != '/' || !digits(s, &i, 2, &c.month) ||
-      i >= s.size() || s[i++] != '/' || !digits(s, &i, 2, &c.day) || i >= s.size() || s[i++] != ' ' ||
-      !hms(s, &i, &c))
+      i >= s.size() || s[i++] != '/' || !digits(s, &i, 2, &c.day) || i >= s.size() ||
+      s[i++] != ' ' || !hms(s, &i, &c))
     return false;
   c.frac_us = 0;
   if (i < s.size() && s[i] == '.') {
@@ -602,8 +813,10 @@ bool LineParserImpl::csv_row(std::string_view s, LogRecord* out, std::string_vie
     size_t comma = rest.find(',');
     std::string_view v = trim(rest.substr(0, comma));
     if (!csv_msg.empty()) csv_msg += "; ";
-    if (col < csv_cols.size()) csv_msg += csv_cols[col];
-    else csv_msg += "col" + std::to_string(col);
+    if (col < csv_cols.size())
+      csv_msg += csv_cols[col];
+    else
+      csv_msg += "col" + std::to_string(col);
     csv_msg += '=';
     csv_msg.append(v);
     ++col;
@@ -735,7 +948,7 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
       }
     }
   } else if (c0 == '{') {
-    known_format = journal_json(raw, out, &msg);
+    known_format = journal_fast(raw, out, &msg) || journal_json(raw, out, &msg);
     if (!known_format) msg = raw;
   } else if (is_digit(c0)) {
     bool comma = false;
@@ -747,7 +960,8 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
       if (comma && c.has_zone) {
         out->transport = kTransportKernel;  // dmesg --time-format iso
         msg = rest;
-      } else if (rest.size() > 9 && (rest.substr(0, 7) == "stdout " || rest.substr(0, 7) == "stderr ") &&
+      } else if (rest.size() > 9 &&
+                 (rest.substr(0, 7) == "stdout " || rest.substr(0, 7) == "stderr ") &&
                  (rest[7] == 'F' || rest[7] == 'P') && (rest.size() == 8 || rest[8] == ' ')) {
         // Kubernetes CRI: "<ts> stdout F msg"; P lines are partial.
         std::string_view part = rest.size() > 9 ? rest.substr(9) : std::string_view();
@@ -799,7 +1013,8 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
           us = fraction(raw, &i);
         }
         bool frac = raw[10] == '.';
-        if (i < raw.size() && raw[i] == ' ' && (frac || (i + 1 < raw.size() && raw[i + 1] == '/'))) {
+        if (i < raw.size() && raw[i] == ' ' &&
+            (frac || (i + 1 < raw.size() && raw[i + 1] == '/'))) {
           out->time.wall = secs * kUsPerSec + us;
           file_year = year_of_us(*out->time.wall);
           msg = ltrim(raw.substr(i));
@@ -873,6 +1088,12 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
       out->time = last_time;
       out->time_inherited = true;
       if (out->transport == kTransportApp) out->transport = last_transport;
+    } else if (ctx.lead_time_us) {
+      // Before the file's first timed line: take that line's time (an upper bound).
+      out->time.wall = ctx.lead_time_us;
+      out->time.clock.assign(out->host);
+      out->time.clock.append(out->transport == kTransportKernel ? "/kernel" : "/app");
+      out->time_inherited = true;
     } else {
       ++stats->no_timestamp;
     }
@@ -908,7 +1129,9 @@ struct LineParser::Impl : LineParserImpl {
 LineParser::LineParser(const Topology& topo, FormatOptions opts, FormatStats* stats)
     : impl_(std::make_unique<Impl>(topo, opts, stats)) {}
 LineParser::~LineParser() = default;
-void LineParser::begin_file(FileContext ctx) { impl_->begin_file(std::move(ctx)); }
+void LineParser::begin_file(FileContext ctx) {
+  impl_->begin_file(std::move(ctx));
+}
 bool LineParser::parse(std::string_view raw, uint64_t line_no, LogRecord* out) {
   try {
     return impl_->parse(raw, line_no, out);
@@ -973,8 +1196,10 @@ bool parse_envelope(std::string_view json_line, const Topology& topo, int64_t ar
     out->transport = kTransportApp;
     if (auto s = j.find("source"); s != j.end() && s->is_string()) {
       std::string src = s->get<std::string>();
-      if (auto tr = transport_from_string(src); tr && *tr != kTransportAny) out->transport = *tr;
-      else stats->notes.push_back("envelope source '" + src + "' is unknown; taken as app");
+      if (auto tr = transport_from_string(src); tr && *tr != kTransportAny)
+        out->transport = *tr;
+      else
+        stats->notes.push_back("envelope source '" + src + "' is unknown; taken as app");
     }
 
     std::optional<int64_t> ts;
@@ -1004,7 +1229,8 @@ bool parse_envelope(std::string_view json_line, const Topology& topo, int64_t ar
     if (p.parse(body, 0, &inner)) {
       body = inner.msg;
       out->rank_hint = inner.rank_hint;
-      if (!ts && !inner.time_inherited && !inner.time_implausible && (inner.time.wall || inner.time.mono)) {
+      if (!ts && !inner.time_inherited && !inner.time_implausible &&
+          (inner.time.wall || inner.time.mono)) {
         out->time.wall = inner.time.wall;
         out->time.mono = inner.time.mono;
       }

@@ -29,6 +29,7 @@ class LineParserImpl {
   void syslog_body(std::string_view rest, LogRecord* out, std::string_view* msg, bool kern_facility,
                    bool have_facility);
   bool rfc5424(std::string_view s, int pri, LogRecord* out, std::string_view* msg);
+  bool journal_fast(std::string_view line, LogRecord* out, std::string_view* msg);
   bool journal_json(std::string_view line, LogRecord* out, std::string_view* msg);
   bool envelope_in_file(const nlohmann::json& j, LogRecord* out, std::string_view* msg);
   void app_prefixes(std::string_view* msg, LogRecord* out);
@@ -41,7 +42,6 @@ class LineParserImpl {
   int dated_year() const { return file_year; }
 
  private:
-
   const Topology& topo;
   FormatOptions opts;
   FormatStats own_stats;
@@ -72,6 +72,7 @@ class LineParserImpl {
   // Host field -> resolved host, for consecutive lines of one host.
   std::string field_cache_key, field_cache_host;
   bool field_cache_valid = false, field_cache_known = false;
+  bool noted_no_boot = false, noted_no_year = false;
   std::string probe_key;
   bool probe_valid = false, probe_known = false;
 };

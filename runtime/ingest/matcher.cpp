@@ -204,14 +204,48 @@ std::string to_ere(const std::string& re) {
   }
   return out;
 }
+// (?P<name>...) -> (...), leaving everything else (escapes, classes) alone.
+std::string strip_group_names(const std::string& re) {
+  std::string out;
+  bool in_class = false;
+  for (size_t i = 0; i < re.size(); ++i) {
+    char c = re[i];
+    if (c == '\\' && i + 1 < re.size()) {
+      out += c;
+      out += re[++i];
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') in_class = false;
+    } else if (c == '[') {
+      in_class = true;
+      out += c;
+      if (i + 1 < re.size() && re[i + 1] == '^') out += re[++i];
+      if (i + 1 < re.size() && re[i + 1] == ']') out += re[++i];
+      continue;
+    } else if (re.compare(i, 4, "(?P<") == 0) {
+      size_t close = re.find('>', i);
+      if (close != std::string::npos) {
+        out += '(';
+        i = close;
+        continue;
+      }
+    }
+    out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
-std::vector<std::string> export_first_line_patterns(const KnowledgeBase& kb, bool posix_ere) {
+std::vector<std::string> export_first_line_patterns(const KnowledgeBase& kb, int mode) {
   std::vector<std::string> out;
   std::unordered_map<std::string, bool> seen;
   for (const Signature& s : kb.signatures) {
     if (s.patterns.empty()) continue;
-    std::string p = posix_ere ? to_ere(s.patterns[0]) : s.patterns[0];
+    std::string p = mode == 2 ? to_ere(s.patterns[0])
+                    : mode == 1 ? strip_group_names(s.patterns[0])
+                                : s.patterns[0];
     if (seen.emplace(p, true).second) out.push_back(std::move(p));
   }
   return out;
@@ -220,7 +254,8 @@ std::vector<std::string> export_first_line_patterns(const KnowledgeBase& kb, boo
 }  // namespace reflex::ingest
 
 namespace reflex {
-std::vector<std::string> export_patterns(const KnowledgeBase& kb, bool posix_ere) {
-  return ingest::export_first_line_patterns(kb, posix_ere);
+std::vector<std::string> export_patterns(const KnowledgeBase& kb, PatternDialect dialect) {
+  return ingest::export_first_line_patterns(
+      kb, dialect == PatternDialect::posix_ere ? 2 : dialect == PatternDialect::unnamed ? 1 : 0);
 }
 }  // namespace reflex

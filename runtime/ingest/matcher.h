@@ -80,6 +80,7 @@ class Matcher {
 
 // Every signature's first-line pattern, one per line, for grep -E / rg -f
 // benchmarks: RE2's (?P<name> becomes a plain group. Distinct texts only.
-std::vector<std::string> export_first_line_patterns(const KnowledgeBase& kb, bool posix_ere);
+// mode: 0 = as written, 1 = named groups made plain, 2 = POSIX ERE.
+std::vector<std::string> export_first_line_patterns(const KnowledgeBase& kb, int mode);
 
 }  // namespace reflex::ingest

@@ -37,11 +37,11 @@ constexpr int32_t kNone = -1;
 // parse placeholder ids like "node-3/nic@mlx5_9".
 std::optional<DeviceKind> kind_from_name(std::string_view s) {
   static constexpr std::pair<std::string_view, DeviceKind> kNames[] = {
-      {"host", DeviceKind::host},         {"gpu", DeviceKind::gpu},
-      {"nic", DeviceKind::nic},           {"pcie_port", DeviceKind::pcie_port},
-      {"pcie", DeviceKind::pcie_port},    {"nvswitch", DeviceKind::nvswitch},
-      {"nvsw", DeviceKind::nvswitch},     {"fabric_switch", DeviceKind::fabric_switch},
-      {"job", DeviceKind::job},           {"rank", DeviceKind::rank},
+      {"host", DeviceKind::host},       {"gpu", DeviceKind::gpu},
+      {"nic", DeviceKind::nic},         {"pcie_port", DeviceKind::pcie_port},
+      {"pcie", DeviceKind::pcie_port},  {"nvswitch", DeviceKind::nvswitch},
+      {"nvsw", DeviceKind::nvswitch},   {"fabric_switch", DeviceKind::fabric_switch},
+      {"job", DeviceKind::job},         {"rank", DeviceKind::rank},
       {"storage", DeviceKind::storage},
   };
   for (auto& [n, k] : kNames)
@@ -149,9 +149,12 @@ std::optional<uint32_t> pack_bdf(std::string_view n) {
     uint32_t v = 0;
     for (char c : s) {
       v <<= 4;
-      if (c >= '0' && c <= '9') v |= uint32_t(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= uint32_t(c - 'a' + 10);
-      else return std::nullopt;
+      if (c >= '0' && c <= '9')
+        v |= uint32_t(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        v |= uint32_t(c - 'a' + 10);
+      else
+        return std::nullopt;
     }
     return v;
   };
@@ -214,12 +217,7 @@ class FlatIndex {
 };
 
 uint64_t str_hash(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
+  return std::hash<std::string_view>{}(s);
 }
 
 // IPv4 dotted quads pack into 32 bits; anything else (IPv6) is hashed.
@@ -246,6 +244,17 @@ uint64_t ip_key(std::string_view ip) {
 
 namespace {
 
+// A handful of (name, value) pairs; linear search beats hashing at this size.
+struct SmallMap {
+  std::vector<std::pair<std::string, int32_t>> v;
+  size_t count(const std::string& k) const { return find(k) == v.end() ? 0 : 1; }
+  std::vector<std::pair<std::string, int32_t>>::const_iterator find(const std::string& k) const {
+    return std::find_if(v.begin(), v.end(), [&](const auto& p) { return p.first == k; });
+  }
+  std::vector<std::pair<std::string, int32_t>>::const_iterator end() const { return v.end(); }
+  void emplace(const std::string& k, int32_t d) { v.emplace_back(k, d); }
+};
+
 // All indexes of a loaded topology. Topology::Impl derives from it so the loader
 // (a free class) can fill it.
 struct TopoData {
@@ -256,8 +265,8 @@ struct TopoData {
     int32_t host = kNone;    // host table index (rank: the rank's host)
     int32_t parent = kNone;  // gpu/nic/pcie_port: the PCIe port above it
     int32_t link = kNone;    // gpu: first NIC; nic: fabric switch; rank: GPU
-    int32_t aux = kNone;     // gpu: index; rank: rank number; nic/fabric/job/storage/host: table index
-    int32_t job = kNone;     // rank: job table index
+    int32_t aux = kNone;  // gpu: index; rank: number; pcie_port: children slot; others: table index
+    int32_t job = kNone;  // rank: job table index
   };
   struct Host {
     std::string name;
@@ -265,9 +274,9 @@ struct TopoData {
     int32_t dev = kNone;
     int32_t domain = kNone;  // nvl_domain index
     std::vector<int32_t> gpus, nics, pcie, nvsw, ranks;
-    std::vector<int32_t> jobs;       // job table indexes
-    bool mounts_all = true;          // no hosts[].mounts given
-    std::vector<int32_t> mounts;     // storage devs when !mounts_all
+    std::vector<int32_t> jobs;    // job table indexes
+    bool mounts_all = true;       // no hosts[].mounts given
+    std::vector<int32_t> mounts;  // storage devs when !mounts_all
   };
   struct Nic {
     std::string name, netdev, ip;
@@ -289,25 +298,35 @@ struct TopoData {
 
   std::string cluster;
   std::deque<Dev> devs;  // deque: ids stay put, the index holds views into them
-  FlatIndex by_id;  // str_hash(id) -> dev
+  FlatIndex by_id;       // str_hash(id) -> dev
   std::vector<Host> hosts;
   std::unordered_map<std::string, int32_t> host_by_short;  // -2 = ambiguous
-  FlatIndex host_by_ip;   // ip_key -> host (first listed wins)
-  FlatIndex by_host_bdf;  // (host << 32 | packed bdf) -> dev
-  FlatIndex nic_by_ip;    // ip_key -> dev
+  FlatIndex host_by_ip;                                    // ip_key -> host (first listed wins)
+  FlatIndex by_host_bdf;                                   // (host << 32 | packed bdf) -> dev
+  FlatIndex nic_by_ip;                                     // ip_key -> dev
   std::vector<Nic> nics;
   std::vector<Fabric> fabrics;
   std::unordered_map<std::string, int32_t> fabric_by_name;  // -> dev
   std::vector<Job> jobs;
   std::vector<Storage> storages;
   std::vector<int32_t> storage_devs;
-  std::vector<std::vector<int32_t>> domains;  // nvl_domain -> hosts
-  std::unordered_map<int32_t, std::vector<int32_t>> children;  // pcie port dev -> devs directly below
-  std::unordered_set<uint64_t> gpu_job;  // (gpu dev << 32 | job)
+  std::vector<std::vector<int32_t>> domains;   // nvl_domain -> hosts
+  std::vector<std::vector<int32_t>> children;  // pcie port's aux -> devs directly below
+  void add_child(int32_t port, int32_t child) {
+    Dev& p = devs[size_t(port)];
+    if (p.aux == kNone) {
+      p.aux = int32_t(children.size());
+      children.emplace_back();
+    }
+    children[size_t(p.aux)].push_back(child);
+  }
+  std::unordered_set<uint64_t> gpu_job;               // (gpu dev << 32 | job)
   std::unordered_set<uint64_t> host_job_unknown_gpu;  // job has a rank on host without a GPU
   std::vector<std::string> notes;
 
-  static uint64_t pair_key(int32_t a, int32_t b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
+  static uint64_t pair_key(int32_t a, int32_t b) {
+    return (uint64_t(uint32_t(a)) << 32) | uint32_t(b);
+  }
 
   int32_t find(std::string_view id) const {
     return by_id.find(str_hash(id), [&](int32_t d) { return devs[size_t(d)].id == id; });
@@ -333,9 +352,12 @@ struct TopoData {
   void jobs_of(const Dev& d, int32_t* one, const std::vector<int32_t>** many) const {
     *one = kNone;
     *many = nullptr;
-    if (d.kind == DeviceKind::rank) *one = d.job;
-    else if (d.kind == DeviceKind::job) *one = d.aux;
-    else if (d.host != kNone) *many = &hosts[size_t(d.host)].jobs;
+    if (d.kind == DeviceKind::rank)
+      *one = d.job;
+    else if (d.kind == DeviceKind::job)
+      *one = d.aux;
+    else if (d.host != kNone)
+      *many = &hosts[size_t(d.host)].jobs;
   }
 
   // The host's own ip or one of its NICs' ips.
@@ -411,7 +433,8 @@ struct TopoData {
       case Relation::attached:
         return a.kind == DeviceKind::nic && b.kind == DeviceKind::fabric_switch && a.link == ib;
       case Relation::uplink: {
-        if (a.kind != DeviceKind::fabric_switch || b.kind != DeviceKind::fabric_switch) return false;
+        if (a.kind != DeviceKind::fabric_switch || b.kind != DeviceKind::fabric_switch)
+          return false;
         auto& ups = fabrics[size_t(a.aux)].uplinks;
         return std::find(ups.begin(), ups.end(), ib) != ups.end();
       }
@@ -475,19 +498,34 @@ struct TopoData {
   void host_devices(int32_t h, DeviceKind kind, std::vector<int32_t>* out) const {
     const Host& H = hosts[size_t(h)];
     switch (kind) {
-      case DeviceKind::host: out->push_back(H.dev); break;
-      case DeviceKind::gpu: out->insert(out->end(), H.gpus.begin(), H.gpus.end()); break;
-      case DeviceKind::nic: out->insert(out->end(), H.nics.begin(), H.nics.end()); break;
-      case DeviceKind::pcie_port: out->insert(out->end(), H.pcie.begin(), H.pcie.end()); break;
-      case DeviceKind::nvswitch: out->insert(out->end(), H.nvsw.begin(), H.nvsw.end()); break;
-      case DeviceKind::rank: out->insert(out->end(), H.ranks.begin(), H.ranks.end()); break;
-      default: break;
+      case DeviceKind::host:
+        out->push_back(H.dev);
+        break;
+      case DeviceKind::gpu:
+        out->insert(out->end(), H.gpus.begin(), H.gpus.end());
+        break;
+      case DeviceKind::nic:
+        out->insert(out->end(), H.nics.begin(), H.nics.end());
+        break;
+      case DeviceKind::pcie_port:
+        out->insert(out->end(), H.pcie.begin(), H.pcie.end());
+        break;
+      case DeviceKind::nvswitch:
+        out->insert(out->end(), H.nvsw.begin(), H.nvsw.end());
+        break;
+      case DeviceKind::rank:
+        out->insert(out->end(), H.ranks.begin(), H.ranks.end());
+        break;
+      default:
+        break;
     }
   }
   void nvl_hosts(int32_t h, std::vector<int32_t>* out) const {
     int32_t d = hosts[size_t(h)].domain;
-    if (d == kNone) out->push_back(h);
-    else out->insert(out->end(), domains[size_t(d)].begin(), domains[size_t(d)].end());
+    if (d == kNone)
+      out->push_back(h);
+    else
+      out->insert(out->end(), domains[size_t(d)].begin(), domains[size_t(d)].end());
   }
   void job_devices(int32_t job, DeviceKind kind, std::vector<int32_t>* out) const {
     const Job& J = jobs[size_t(job)];
@@ -599,7 +637,8 @@ class Loader {
   }
   bool req_string(const json& o, const char* key, const std::string& path, std::string* out) {
     auto it = o.find(key);
-    if (it == o.end() || it->is_null()) return bad(path, std::string("missing required '") + key + "'");
+    if (it == o.end() || it->is_null())
+      return bad(path, std::string("missing required '") + key + "'");
     if (!it->is_string()) return bad(path + "." + key, "must be a string");
     *out = it->get<std::string>();
     if (out->empty()) return bad(path + "." + key, "must not be empty");
@@ -661,7 +700,8 @@ class Loader {
     int32_t i = int32_t(im_->devs.size());
     im_->devs.push_back(std::move(d));
     if (im_->find(im_->devs.back().id) != kNone) {
-      bad(base + suffix, "device id " + quoted(im_->devs.back().id) + " is already used by another device");
+      bad(base + suffix,
+          "device id " + quoted(im_->devs.back().id) + " is already used by another device");
       im_->devs.pop_back();
       return kNone;
     }
@@ -699,7 +739,8 @@ class Loader {
       std::vector<std::string> ups;
       bool has_ups;
       if (!string_list(f, "uplinks", path, &ups, &has_ups)) return false;
-      if (im_->fabric_by_name.count(name)) return bad(path + ".name", "duplicate fabric switch " + quoted(name));
+      if (im_->fabric_by_name.count(name))
+        return bad(path + ".name", "duplicate fabric switch " + quoted(name));
       int32_t d = new_fabric(name, tier, path + ".name");
       if (d == kNone) return false;
       pending_uplinks_.push_back({d, path, std::move(ups)});
@@ -722,11 +763,14 @@ class Loader {
       auto it = im_->fabric_by_name.find(p.name);
       if (it == im_->fabric_by_name.end()) {
         if (have_fabric_list_)
-          return bad(p.path, "NIC names fabric switch " + quoted(p.name) + " that is not in $.fabric");
+          return bad(p.path,
+                     "NIC names fabric switch " + quoted(p.name) + " that is not in $.fabric");
         if (new_fabric(p.name, "", p.path) == kNone) return false;
         it = im_->fabric_by_name.find(p.name);
-        note("fabric-implicit", "fabric switch " + p.name + " (named by " + im_->devs[size_t(p.nic)].id + ")",
-             "the topology has no $.fabric list; switches named by NICs were created without uplinks");
+        note("fabric-implicit",
+             "fabric switch " + p.name + " (named by " + im_->devs[size_t(p.nic)].id + ")",
+             "the topology has no $.fabric list; switches named by NICs were created without "
+             "uplinks");
       }
       im_->devs[size_t(p.nic)].link = it->second;
       im_->fabrics[size_t(im_->devs[size_t(it->second)].aux)].nics.push_back(p.nic);
@@ -735,7 +779,8 @@ class Loader {
       for (size_t m = 0; m < p.names.size(); ++m) {
         int32_t sd = im_->find("storage/" + p.names[m]);
         if (sd == kNone)
-          return bad(idx(p.path, m), "names storage " + quoted(p.names[m]) + " that does not exist");
+          return bad(idx(p.path, m),
+                     "names storage " + quoted(p.names[m]) + " that does not exist");
         im_->hosts[size_t(p.host)].mounts.push_back(sd);
       }
     }
@@ -750,7 +795,8 @@ class Loader {
         if (it == im_->fabric_by_name.end())
           return bad(idx(p.path + ".uplinks", u),
                      "uplink names fabric switch " + quoted(p.ups[u]) + " that does not exist");
-        if (it->second == p.dev) return bad(idx(p.path + ".uplinks", u), "a switch cannot be its own uplink");
+        if (it->second == p.dev)
+          return bad(idx(p.path + ".uplinks", u), "a switch cannot be its own uplink");
         if (std::find(fab.uplinks.begin(), fab.uplinks.end(), it->second) != fab.uplinks.end())
           continue;
         fab.uplinks.push_back(it->second);
@@ -775,7 +821,8 @@ class Loader {
       if (!opt_ip(s, path, &st.ip) || !opt_string(s, "kind", path, &kind) ||
           !opt_string(s, "export", path, &exp))
         return false;
-      if (!seen.insert(st.name).second) return bad(path + ".name", "duplicate storage " + quoted(st.name));
+      if (!seen.insert(st.name).second)
+        return bad(path + ".name", "duplicate storage " + quoted(st.name));
       Dev d;
       d.id = "storage/" + st.name;
       d.kind = DeviceKind::storage;
@@ -792,17 +839,22 @@ class Loader {
     std::string path = idx("$.hosts", hi);
     if (!h.is_object()) return bad(path, "must be an object");
     Impl::Host host;
-    if (!req_string(h, "name", path, &host.name) || !name_ok(host.name, path, ".name")) return false;
+    if (!req_string(h, "name", path, &host.name) || !name_ok(host.name, path, ".name"))
+      return false;
     if (host.name == "fabric" || host.name == "job" || host.name == "storage")
-      return bad(path + ".name", quoted(host.name) + " is reserved (it starts cluster-level device ids)");
+      return bad(path + ".name",
+                 quoted(host.name) + " is reserved (it starts cluster-level device ids)");
     if (im_->host_index(host.name) != kNone)
       return bad(path + ".name", "duplicate host name " + quoted(host.name));
     std::string rack, domain;
     if (!opt_ip(h, path, &host.ip) || !opt_string(h, "rack", path, &rack)) return false;
     if (auto it = h.find("nvl_domain"); it != h.end() && !it->is_null()) {
-      if (it->is_string()) domain = it->get<std::string>();
-      else if (it->is_number_integer()) domain = std::to_string(it->get<int64_t>());
-      else return bad(path + ".nvl_domain", "must be a string or an integer");
+      if (it->is_string())
+        domain = it->get<std::string>();
+      else if (it->is_number_integer())
+        domain = std::to_string(it->get<int64_t>());
+      else
+        return bad(path + ".nvl_domain", "must be a string or an integer");
     }
     std::vector<std::string> mounts;
     bool has_mounts;
@@ -831,7 +883,8 @@ class Loader {
     if (!H.ip.empty()) add_host_ip(H.ip, hidx);
 
     // PCIe switches first: GPUs and NICs name them.
-    std::unordered_map<std::string, int32_t> sw_by_id;
+    // Per-host lookups are tiny: linear scans over (name, dev) pairs.
+    SmallMap sw_by_id;
     struct RootPort {
       int32_t sw;
       std::string bdf, path;
@@ -839,7 +892,8 @@ class Loader {
     std::vector<RootPort> root_ports;
     if (!each(h, "pcie_switches", path, [&](const json& s, const std::string& sp) {
           std::string id, bdf, rp;
-          if (!req_string(s, "id", sp, &id) || !name_ok(id, sp, ".id", true) || !opt_bdf(s, sp, &bdf))
+          if (!req_string(s, "id", sp, &id) || !name_ok(id, sp, ".id", true) ||
+              !opt_bdf(s, sp, &bdf))
             return false;
           if (!opt_string(s, "root_port", sp, &rp)) return false;
           if (sw_by_id.count(id)) return bad(sp + ".id", "duplicate PCIe switch id " + quoted(id));
@@ -856,7 +910,8 @@ class Loader {
           if (bdf.empty()) {
             d.id = H.name + "/pcie/" + id;
             note("pcie-no-bdf", "host " + H.name + ": PCIe switch " + id + " has no bdf",
-                 "it is named " + H.name + "/pcie/" + id + " and AER lines naming its BDF cannot reach it");
+                 "it is named " + H.name + "/pcie/" + id +
+                     " and AER lines naming its BDF cannot reach it");
           } else {
             d.id = H.name + "/pcie/" + bdf;
           }
@@ -901,19 +956,20 @@ class Loader {
         return bad(rp.path, "root_port " + rpbdf + " is the BDF of " + im_->devs[size_t(port)].id);
       if (port == sw) return bad(rp.path, "a PCIe switch cannot be its own root_port");
       im_->devs[size_t(sw)].parent = port;
-      im_->children[port].push_back(sw);
+      im_->add_child(port, sw);
     }
     // Cycles in cascaded switches would make below() loop; refuse them.
     for (int32_t sw : H.pcie) {
       int32_t p = im_->devs[size_t(sw)].parent;
       for (int depth = 0; p != kNone; ++depth) {
         if (p == sw || depth > 32)
-          return bad(path + ".pcie_switches", "the root_port chain of " + im_->devs[size_t(sw)].id + " forms a cycle");
+          return bad(path + ".pcie_switches",
+                     "the root_port chain of " + im_->devs[size_t(sw)].id + " forms a cycle");
         p = im_->devs[size_t(p)].parent;
       }
     }
 
-    std::unordered_map<std::string, int32_t> nic_by_name;
+    SmallMap nic_by_name;
     if (!each(h, "nics", path, [&](const json& n, const std::string& np) {
           Impl::Nic nic;
           std::string bdf, sw, fab;
@@ -925,8 +981,10 @@ class Loader {
               !opt_int(n, "port", np, &port, &has_port) ||
               !opt_string(n, "fabric_switch", np, &fab))
             return false;
-          if (nic_by_name.count(nic.name)) return bad(np + ".name", "duplicate NIC name " + quoted(nic.name));
-          if (nic.name.find('@') != std::string::npos) return bad(np + ".name", "must not contain '@'");
+          if (nic_by_name.count(nic.name))
+            return bad(np + ".name", "duplicate NIC name " + quoted(nic.name));
+          if (nic.name.find('@') != std::string::npos)
+            return bad(np + ".name", "must not contain '@'");
           Dev d;
           d.id = H.name + "/" + nic.name;
           d.kind = DeviceKind::nic;
@@ -936,7 +994,8 @@ class Loader {
           if (!sw.empty()) {
             auto it = sw_by_id.find(sw);
             if (it == sw_by_id.end())
-              return bad(np + ".pcie_switch", "NIC names PCIe switch " + quoted(sw) + " that does not exist on host " + quoted(H.name));
+              return bad(np + ".pcie_switch", "NIC names PCIe switch " + quoted(sw) +
+                                                  " that does not exist on host " + quoted(H.name));
             d.parent = it->second;
           } else {
             note("nic-no-switch", "host " + H.name + ": NIC " + nic.name + " has no pcie_switch",
@@ -953,12 +1012,14 @@ class Loader {
           int32_t dev = add_dev(std::move(d), np, ".name");
           if (dev == kNone) return false;
           if (!bdf.empty() && !index_bdf(hidx, bdf, dev, np)) return false;
-          if (parent != kNone) im_->children[parent].push_back(dev);
+          if (parent != kNone) im_->add_child(parent, dev);
           if (!fab.empty()) pending_fabric_.push_back({dev, np + ".fabric_switch", std::move(fab)});
           const auto& rec = im_->nics.back();
           if (!rec.ip.empty()) {
             uint64_t ipk = ip_key(rec.ip);
-            auto same_ip = [&](int32_t x) { return im_->nics[size_t(im_->devs[size_t(x)].aux)].ip == rec.ip; };
+            auto same_ip = [&](int32_t x) {
+              return im_->nics[size_t(im_->devs[size_t(x)].aux)].ip == rec.ip;
+            };
             if (im_->nic_by_ip.find(ipk, same_ip) == kNone)
               im_->nic_by_ip.insert(ipk, dev);
             else
@@ -972,15 +1033,17 @@ class Loader {
         }))
       return false;
 
-    std::unordered_set<int64_t> gpu_indexes;
+    std::vector<int64_t> gpu_indexes;
     if (!each(h, "gpus", path, [&](const json& g, const std::string& gp) {
           auto it = g.find("index");
           if (it == g.end() || it->is_null()) return bad(gp, "missing required 'index'");
           if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > 1000000)
             return bad(gp + ".index", "must be a non-negative integer");
           int64_t index = it->get<int64_t>();
-          if (!gpu_indexes.insert(index).second)
-            return bad(gp + ".index", "duplicate GPU index " + std::to_string(index) + " on host " + quoted(H.name));
+          if (std::find(gpu_indexes.begin(), gpu_indexes.end(), index) != gpu_indexes.end())
+            return bad(gp + ".index", "duplicate GPU index " + std::to_string(index) + " on host " +
+                                          quoted(H.name));
+          gpu_indexes.push_back(index);
           std::string bdf, sw, serial, uuid;
           if (!opt_bdf(g, gp, &bdf) || !opt_string(g, "pcie_switch", gp, &sw) ||
               !opt_string(g, "serial", gp, &serial) || !opt_string(g, "uuid", gp, &uuid))
@@ -997,21 +1060,26 @@ class Loader {
           if (!sw.empty()) {
             auto s = sw_by_id.find(sw);
             if (s == sw_by_id.end())
-              return bad(gp + ".pcie_switch", "GPU names PCIe switch " + quoted(sw) + " that does not exist on host " + quoted(H.name));
+              return bad(gp + ".pcie_switch", "GPU names PCIe switch " + quoted(sw) +
+                                                  " that does not exist on host " + quoted(H.name));
             d.parent = s->second;
           } else {
-            note("gpu-no-switch", "host " + H.name + ": GPU " + std::to_string(index) + " has no pcie_switch",
+            note("gpu-no-switch",
+                 "host " + H.name + ": GPU " + std::to_string(index) + " has no pcie_switch",
                  "PCIe switch/root-port errors cannot be tied to it by 'below'");
           }
           for (size_t k = 0; k < nics.size(); ++k) {
             auto n = nic_by_name.find(nics[k]);
             if (n == nic_by_name.end())
-              return bad(idx(gp + ".nics", k), "GPU names NIC " + quoted(nics[k]) + " that does not exist on host " + quoted(H.name));
+              return bad(idx(gp + ".nics", k), "GPU names NIC " + quoted(nics[k]) +
+                                                   " that does not exist on host " +
+                                                   quoted(H.name));
             if (k == 0) d.link = n->second;
           }
           if (nics.empty())
             note("gpu-no-nic", "host " + H.name + ": GPU " + std::to_string(index) + " has no nics",
-                 "its rank's NIC is unknown ('paired'/'uses' do not hold; pairing is never guessed)");
+                 "its rank's NIC is unknown ('paired'/'uses' do not hold; pairing is never "
+                 "guessed)");
           if (bdf.empty())
             note("gpu-no-bdf", "host " + H.name + ": GPU " + std::to_string(index) + " has no bdf",
                  "Xid lines will place it as " + H.name + "/gpu@<bdf>");
@@ -1019,8 +1087,9 @@ class Loader {
           int32_t dev = add_dev(std::move(d), gp, ".index");
           if (dev == kNone) return false;
           if (!bdf.empty() && !index_bdf(hidx, bdf, dev, gp)) return false;
-          if (parent != kNone) im_->children[parent].push_back(dev);
-          if (nic != kNone) im_->nics[size_t(im_->devs[size_t(nic)].aux)].paired_gpus.push_back(dev);
+          if (parent != kNone) im_->add_child(parent, dev);
+          if (nic != kNone)
+            im_->nics[size_t(im_->devs[size_t(nic)].aux)].paired_gpus.push_back(dev);
           H.gpus.push_back(dev);
           return true;
         }))
@@ -1031,7 +1100,8 @@ class Loader {
 
     if (!each(h, "nvswitches", path, [&](const json& s, const std::string& sp) {
           std::string id, bdf;
-          if (!req_string(s, "id", sp, &id) || !name_ok(id, sp, ".id") || !opt_bdf(s, sp, &bdf)) return false;
+          if (!req_string(s, "id", sp, &id) || !name_ok(id, sp, ".id") || !opt_bdf(s, sp, &bdf))
+            return false;
           Dev d;
           d.id = H.name + "/" + (id.rfind("nvsw", 0) == 0 ? id : "nvsw" + id);
           d.kind = DeviceKind::nvswitch;
@@ -1055,8 +1125,9 @@ class Loader {
       return;
     }
     if (existing != hidx)
-      note("host-dup-ip", "IP " + ip + " (hosts " + im_->hosts[size_t(existing)].name + " and " +
-                              im_->hosts[size_t(hidx)].name + ")",
+      note("host-dup-ip",
+           "IP " + ip + " (hosts " + im_->hosts[size_t(existing)].name + " and " +
+               im_->hosts[size_t(hidx)].name + ")",
            "is listed on more than one host; the first host listed wins");
   }
 
@@ -1121,7 +1192,8 @@ class Loader {
       } else if (rit->is_object()) {
         auto hs = rit->find("hosts");
         if (hs == rit->end() || !hs->is_array())
-          return bad(rpath, "the compact form needs 'hosts' (an array of host names) and 'gpus_per_host'");
+          return bad(rpath,
+                     "the compact form needs 'hosts' (an array of host names) and 'gpus_per_host'");
         auto gph_it = rit->find("gpus_per_host");
         if (gph_it == rit->end() || !gph_it->is_number_integer() || gph_it->get<int64_t>() <= 0 ||
             gph_it->get<int64_t>() > 4096)
@@ -1141,18 +1213,21 @@ class Loader {
     return true;
   }
 
-  bool add_rank(int32_t jidx, int rank, const std::string& host, int64_t gpu, const std::string& path,
-                const std::string& host_path, const std::string& gpu_path, bool explicit_gpu) {
+  bool add_rank(int32_t jidx, int rank, const std::string& host, int64_t gpu,
+                const std::string& path, const std::string& host_path, const std::string& gpu_path,
+                bool explicit_gpu) {
     Impl::Job& job = im_->jobs[size_t(jidx)];
     int32_t h = im_->host_index(host);
-    if (h == kNone) return bad(host_path, "rank names host " + quoted(host) + " that is not in $.hosts");
+    if (h == kNone)
+      return bad(host_path, "rank names host " + quoted(host) + " that is not in $.hosts");
     Impl::Host& H = im_->hosts[size_t(h)];
     int32_t gdev = kNone;
     if (gpu >= 0) {
       for (int32_t g : H.gpus)
         if (im_->devs[size_t(g)].aux == gpu) gdev = g;
       if (gdev == kNone && (explicit_gpu || !H.gpus.empty()))
-        return bad(gpu_path, "rank names GPU " + std::to_string(gpu) + " that host " + quoted(host) + " does not have");
+        return bad(gpu_path, "rank names GPU " + std::to_string(gpu) + " that host " +
+                                 quoted(host) + " does not have");
     }
     if (job.by_rank.count(rank))
       return bad(path, "duplicate rank " + std::to_string(rank) + " in job " + quoted(job.id));
@@ -1265,9 +1340,12 @@ std::unique_ptr<Topology> Topology::load_text(std::string_view text, const std::
     json::parser_callback_t cb = [&](int depth, json::parse_event_t ev, json& parsed) -> bool {
       using E = json::parse_event_t;
       if (depth == 1) {
-        if (ev == E::key) top_key = parsed.is_string() ? parsed.get<std::string>() : "";
-        else if (ev == E::array_start) in_hosts = top_key == "hosts";
-        else if (ev == E::array_end) in_hosts = false;
+        if (ev == E::key)
+          top_key = parsed.is_string() ? parsed.get<std::string>() : "";
+        else if (ev == E::array_start)
+          in_hosts = top_key == "hosts";
+        else if (ev == E::array_end)
+          in_hosts = false;
         return true;
       }
       if (depth != 2 || !in_hosts) return true;
@@ -1343,17 +1421,25 @@ std::unique_ptr<Topology> Topology::load_file(const std::string& path, TopologyE
   }
 }
 
-std::unique_ptr<Topology> Topology::empty() { return std::unique_ptr<Topology>(new Topology()); }
+std::unique_ptr<Topology> Topology::empty() {
+  return std::unique_ptr<Topology>(new Topology());
+}
 
-const std::string& Topology::cluster() const { return impl_->cluster; }
-size_t Topology::host_count() const { return impl_->hosts.size(); }
+const std::string& Topology::cluster() const {
+  return impl_->cluster;
+}
+size_t Topology::host_count() const {
+  return impl_->hosts.size();
+}
 std::vector<std::string> Topology::host_names() const {
   std::vector<std::string> v;
   v.reserve(impl_->hosts.size());
   for (auto& h : impl_->hosts) v.push_back(h.name);
   return v;
 }
-const std::vector<std::string>& Topology::notes() const { return impl_->notes; }
+const std::vector<std::string>& Topology::notes() const {
+  return impl_->notes;
+}
 
 std::optional<std::string> Topology::resolve_host(std::string_view name) const {
   if (name.empty()) return std::nullopt;
@@ -1371,7 +1457,8 @@ std::optional<std::string> Topology::resolve_host(std::string_view name) const {
   return std::nullopt;
 }
 
-std::optional<DeviceInfo> Topology::device_by_bdf(const std::string& host, std::string_view bdf) const {
+std::optional<DeviceInfo> Topology::device_by_bdf(const std::string& host,
+                                                  std::string_view bdf) const {
   int32_t h = impl_->host_index(host);
   if (h == kNone) return std::nullopt;
   auto n = normalize_bdf(bdf);
@@ -1391,7 +1478,8 @@ std::optional<DeviceInfo> Topology::gpu_by_index(const std::string& host, int in
   return std::nullopt;
 }
 
-std::optional<DeviceInfo> Topology::nic_by_name(const std::string& host, std::string_view name) const {
+std::optional<DeviceInfo> Topology::nic_by_name(const std::string& host,
+                                                std::string_view name) const {
   int32_t h = impl_->host_index(host);
   if (h == kNone || name.empty()) return std::nullopt;
   for (int32_t n : impl_->hosts[size_t(h)].nics) {
@@ -1411,10 +1499,12 @@ std::optional<DeviceInfo> Topology::nic_by_ip(std::string_view ip) const {
   return impl_->info(d);
 }
 
-std::optional<DeviceInfo> Topology::nvswitch_by_id(const std::string& host, std::string_view id) const {
+std::optional<DeviceInfo> Topology::nvswitch_by_id(const std::string& host,
+                                                   std::string_view id) const {
   int32_t h = impl_->host_index(host);
   if (h == kNone || id.empty()) return std::nullopt;
-  std::string want = host + "/" + (id.substr(0, 4) == "nvsw" ? std::string(id) : "nvsw" + std::string(id));
+  std::string want =
+      host + "/" + (id.substr(0, 4) == "nvsw" ? std::string(id) : "nvsw" + std::string(id));
   int32_t d = impl_->find(want);
   if (d == kNone || impl_->devs[size_t(d)].kind != DeviceKind::nvswitch) return std::nullopt;
   return impl_->info(d);
@@ -1504,7 +1594,8 @@ std::vector<std::string> Topology::related_devices(Relation rel, std::string_vie
                p.kind != DeviceKind::host);
     if (!ok) return out;
     if (h == kNone) {
-      if (kind == DeviceKind::host && !p.host.empty() && p.kind != DeviceKind::host) out.emplace_back(p.host);
+      if (kind == DeviceKind::host && !p.host.empty() && p.kind != DeviceKind::host)
+        out.emplace_back(p.host);
       return out;
     }
     std::vector<int32_t> cand;
@@ -1529,17 +1620,19 @@ std::vector<std::string> Topology::related_devices(Relation rel, std::string_vie
       by_host(B.host);
       break;
     case Relation::on:
-      if (x_is_lhs) by_host(B.kind == DeviceKind::host ? B.host : kNone);
-      else if (B.host != kNone) cand.push_back(im.hosts[size_t(B.host)].dev);
+      if (x_is_lhs)
+        by_host(B.kind == DeviceKind::host ? B.host : kNone);
+      else if (B.host != kNone)
+        cand.push_back(im.hosts[size_t(B.host)].dev);
       break;
     case Relation::below:
       if (x_is_lhs) {
         // Everything under B: breadth-first over the children lists.
         std::vector<int32_t> q{ib};
         for (size_t i = 0; i < q.size() && i < 1000000; ++i) {
-          auto it = im.children.find(q[i]);
-          if (it == im.children.end()) continue;
-          for (int32_t c : it->second) {
+          int32_t ci = im.devs[size_t(q[i])].aux;
+          if (im.devs[size_t(q[i])].kind != DeviceKind::pcie_port || ci == kNone) continue;
+          for (int32_t c : im.children[size_t(ci)]) {
             cand.push_back(c);
             q.push_back(c);
           }
@@ -1550,7 +1643,8 @@ std::vector<std::string> Topology::related_devices(Relation rel, std::string_vie
       }
       break;
     case Relation::paired:
-      if (B.kind == DeviceKind::gpu) cand.push_back(B.link);
+      if (B.kind == DeviceKind::gpu)
+        cand.push_back(B.link);
       else if (B.kind == DeviceKind::nic)
         for (int32_t g : im.nics[size_t(B.aux)].paired_gpus) cand.push_back(g);
       break;
@@ -1599,7 +1693,8 @@ std::vector<std::string> Topology::related_devices(Relation rel, std::string_vie
       }
       break;
     case Relation::in:
-      if (x_is_lhs && B.kind == DeviceKind::job) im.job_devices(B.aux, kind, &cand);
+      if (x_is_lhs && B.kind == DeviceKind::job)
+        im.job_devices(B.aux, kind, &cand);
       else if (!x_is_lhs && kind == DeviceKind::job) {
         int32_t one;
         const std::vector<int32_t>* many;

@@ -37,6 +37,8 @@ struct Fixture : ::testing::Test {
     b.rule("t_pcie_fatal", "t_gpu_off_bus", {W("effect", Relation::below, "cause")}, 0, 30, 0.9);
     b.rule("t_gpu_off_bus", "t_watchdog", {W("effect", Relation::same_job, "cause")}, 0, 1800,
            0.8, 5);
+    b.kb.artifact.format_version = kArtifactFormatVersion;  // what the compiler records
+    b.kb.artifact.compiler_version = engine_version();
     kb_path = (dir / "test.rfxkb").string();
     std::string err;
     ASSERT_TRUE(save_artifact(b.kb, kb_path, &err)) << err;
@@ -149,7 +151,7 @@ TEST_F(Fixture, OneEngineFromManyThreads) {
   reflex_options o = {30.0, -1.0, 0};
   ASSERT_EQ(reflex_engine_open(kb_path.c_str(), topo_path.c_str(), &o, &e), REFLEX_OK);
   std::atomic<int> via_callback{0}, via_poll{0}, errors{0};
-  auto cb = [](const char* json, void* user) {
+  reflex_diagnosis_fn cb = [](const char* json, void* user) {
     if (json && *json == '{') ++*static_cast<std::atomic<int>*>(user);
   };
   constexpr int kThreads = 4, kPerThread = 400;
@@ -159,7 +161,7 @@ TEST_F(Fixture, OneEngineFromManyThreads) {
       // Each thread is its own job's incident on its own host half.
       for (int i = 0; i < kPerThread; ++i) {
         std::string h = "node-" + std::to_string(k % 2);
-        std::string s = event_line("t_noise", h, h, 10 + k * 1000 + i * 0.5, h + "/kernel");
+        std::string s = event_line("t_noise", h, h, 10 + k * 5000 + i * 0.5, h + "/kernel");
         if (reflex_feed_event_json(e, s.data(), s.size()) != REFLEX_OK) ++errors;
         if (i % 50 == 0 && reflex_tick(e) != REFLEX_OK) ++errors;
         if (i % 97 == 0) {
@@ -171,7 +173,7 @@ TEST_F(Fixture, OneEngineFromManyThreads) {
           }
         }
       }
-      std::string w = event_line("t_watchdog", rank("job-1", k), "node-0", 500 + k * 1000,
+      std::string w = event_line("t_watchdog", rank("job-1", k), "node-0", 500 + k * 5000,
                                  "node-0/app");
       if (reflex_feed_event_json(e, w.data(), w.size()) != REFLEX_OK) ++errors;
     });
@@ -199,7 +201,8 @@ TEST_F(Fixture, OneEngineFromManyThreads) {
   reflex_free(st);
   EXPECT_EQ(sj["events"], kThreads * kPerThread + kThreads);
   EXPECT_EQ(sj["symptoms"], kThreads);
-  // Four incidents far apart in time: each emitted exactly once, one way or the other.
+  // Four incidents far apart in time (more than incident_gap_s): each emitted
+  // exactly once, one way or the other.
   EXPECT_EQ(via_callback.load() + via_poll.load(), sj["diagnoses_emitted"].get<int>());
   EXPECT_EQ(sj["diagnoses_emitted"], kThreads);
   reflex_engine_close(e);

@@ -117,6 +117,7 @@ TEST(Api, LoadKbRefusesNewerEngineRequirement) {
   EXPECT_NE(err.find("E050"), std::string::npos) << err;
   // ...and an artifact carrying the requirement is refused at load time.
   KnowledgeBase kb;
+  kb.artifact.format_version = kArtifactFormatVersion;
   kb.meta.requires_engine = ">= 99.0.0";
   ASSERT_TRUE(save_artifact(kb, (dir / "kb.art").string(), &err)) << err;
   EXPECT_FALSE(load_kb((dir / "kb.art").string(), &err));

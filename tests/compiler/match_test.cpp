@@ -69,7 +69,7 @@ const MatchCase kCases[] = {
 };
 // clang-format on
 INSTANTIATE_TEST_SUITE_P(Match, XidMatch, ::testing::ValuesIn(kCases),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& p) { return std::string(p.param.name); });
 
 TEST(Match, WhyExplainsTheCondition) {
   auto cs = CompiledSignature::compile(xid_signature(), nullptr);

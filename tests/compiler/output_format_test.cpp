@@ -49,7 +49,9 @@ TEST(OutputFormat, JsonParsesWithKeys) {
       ASSERT_FALSE(d["notes"].empty());
       EXPECT_EQ(d["notes"][0]["location"]["line"], 2);
     }
-    if (d["code"] == "W007") EXPECT_EQ(d["name"], "empty-window");
+    if (d["code"] == "W007") {
+      EXPECT_EQ(d["name"], "empty-window");
+    }
   }
   EXPECT_TRUE(saw);
 }

@@ -49,7 +49,7 @@ const Snippet kValid[] = {
   {"latent", "reflex 1\nclass h \"H\"\nlatent l { on host class h severity critical nature hardware silent action \"a\" remediation X description \"d\" }\n", ""},
   {"rule_multi_effect", "reflex 1\nsignature a { on gpu match /^A/ }\nsignature b { on gpu match /^B/ }\nsignature c { on host match /^C/ }\n"
                         "rule r { a -> b, c where effect same_host cause within -1s .. 10s skew 1s strength 1 }\n", ""},
-  {"baseline", "reflex 1\nsignature s { on job from app match /^iter (?P<ms>\\d+) ms/ field ms: float symptom slowdown baseline ms above 1.2 x median of last 20 }\n", ""},
+  {"baseline", "reflex 1\nsignature s { on job from app match /^iter (?P<ms>\\d+) ms/ field ms: float symptom slowdown baseline ms above 1.2 x median of last 20 allow unexplained-symptom }\n", ""},
   {"soft_keywords_as_names", "reflex 1\nsignature s { on rank match /^count=(?P<count>\\d+)/ field count: int locate rank by count }\n", ""},
   {"allow_warning", "reflex 1\nsignature s { on host match /(?P<n>\\d+)/ allow unanchored-pattern }\n", ""},
   {"override", "reflex 1\nsignature s { on host match /^boom/ action \"a\" }\noverride signature s { action \"b\" severity major }\n", ""},
@@ -57,7 +57,7 @@ const Snippet kValid[] = {
 };
 // clang-format on
 INSTANTIATE_TEST_SUITE_P(Parser, ValidSnippet, ::testing::ValuesIn(kValid),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& p) { return std::string(p.param.name); });
 
 class InvalidSnippet : public ::testing::TestWithParam<Snippet> {};
 
@@ -101,7 +101,7 @@ const Snippet kInvalid[] = {
 };
 // clang-format on
 INSTANTIATE_TEST_SUITE_P(Parser, InvalidSnippet, ::testing::ValuesIn(kInvalid),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& p) { return std::string(p.param.name); });
 
 TEST(ParserRecovery, ReportsErrorsInEveryDeclaration) {
   CompileResult r = check_text(

@@ -95,7 +95,9 @@ TEST(Bundle, WalksHostsFilesRotationGzipBootTimeAndTimezone) {
   // a host directory that is not in the topology is still read
   b.write("hosts/ufm-01/opensm.log", "Mar 05 10:11:12 123456 [7F1A2B3C] 0x02 -> trap\n");
   // binary junk is skipped with a note
-  b.write("hosts/node-0018/core.bin", std::string("\x7f" "ELF\0\0\0\0\0\0\0\0\x01\x02\0\0", 16));
+  b.write("hosts/node-0018/core.bin", std::string("\x7f"
+                                                  "ELF\0\0\0\0\0\0\0\0\x01\x02\0\0",
+                                                  16));
   b.write("hosts/README", "not a host");
 
   TopologyError terr;
@@ -134,6 +136,31 @@ TEST(Bundle, WalksHostsFilesRotationGzipBootTimeAndTimezone) {
   bool binary_noted = false;
   for (auto& n : stats.notes) binary_noted |= n.find("core.bin looks binary") != std::string::npos;
   EXPECT_TRUE(binary_noted) << ::testing::PrintToString(stats.notes);
+}
+
+TEST(Bundle, UntimedLeadingLinesTakeTheFilesFirstTime) {
+  TempBundle b;
+  // NCCL init chatter has no time; the first timed line lends its time to it.
+  b.write("hosts/node-0017/train.log",
+          "node-0017:1:2 [3] NCCL WARN NET/IB : Got async event : port error\n"
+          "node-0017:1:2 [3] NCCL INFO init failed\n"
+          "2024-03-05 10:11:12,000 ERROR launcher: rank 3 failed\n"
+          "node-0017:1:2 [3] NCCL INFO after\n");
+  auto topo = Topology::empty();
+  FormatStats stats;
+  bool ok;
+  std::string error;
+  auto seen = walk(b.root(), *topo, &stats, &ok, &error);
+  ASSERT_TRUE(ok) << error;
+  ASSERT_EQ(seen.size(), 4u);
+  for (auto& s : seen) {
+    ASSERT_TRUE(s.rec.time.wall) << s.raw;
+    EXPECT_EQ(format_time_us(*s.rec.time.wall), "2024-03-05T10:11:12.000000Z") << s.raw;
+  }
+  EXPECT_TRUE(seen[0].rec.time_inherited);
+  EXPECT_FALSE(seen[2].rec.time_inherited);
+  EXPECT_EQ(seen[0].rec.rank_hint, 3);
+  EXPECT_EQ(stats.no_timestamp, 0u);
 }
 
 TEST(Bundle, MissingOrNonDirectoryBundleIsAnError) {

@@ -50,7 +50,13 @@ struct Row {
   bool inherited = false;
 };
 
-std::string show(const std::optional<TimeUs>& t) { return t ? format_time_us(*t) : ""; }
+void PrintTo(const Row& r, std::ostream* os) {
+  *os << r.name << ": " << r.line;
+}
+
+std::string show(const std::optional<TimeUs>& t) {
+  return t ? format_time_us(*t) : "";
+}
 
 class Formats : public ::testing::TestWithParam<Row> {};
 
@@ -117,13 +123,15 @@ std::vector<Row> rows() {
     v.push_back(r);
   }
   {  // domain.md §2.1: "[ 130.456250] [ T1946]" thread tag (message from peers.md, Xid 13)
-    Row r = row("dmesg_raw_thread_tag",
-                "[  130.456250] [ T1946] NVRM: Xid (PCI:0000:b5:00): 13, pid='<unknown>', "
-                "name=<unknown>, Graphics SM Warp Exception on (GPC 1, TPC 3, SM 0): Out Of Range Address");
+    Row r = row(
+        "dmesg_raw_thread_tag",
+        "[  130.456250] [ T1946] NVRM: Xid (PCI:0000:b5:00): 13, pid='<unknown>', "
+        "name=<unknown>, Graphics SM Warp Exception on (GPC 1, TPC 3, SM 0): Out Of Range Address");
     r.mono = 130.45625;
     r.transport = kTransportKernel;
-    r.msg = "NVRM: Xid (PCI:0000:b5:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp "
-            "Exception on (GPC 1, TPC 3, SM 0): Out Of Range Address";
+    r.msg =
+        "NVRM: Xid (PCI:0000:b5:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp "
+        "Exception on (GPC 1, TPC 3, SM 0): Out Of Range Address";
     v.push_back(r);
   }
   {  // peers.md (gpud xid testdata): dmesg -T
@@ -133,12 +141,15 @@ std::vector<Row> rows() {
                 "Expected function 103 (GSP_RM_ALLOC) (0x2081 0x4).");
     r.wall = "2025-02-23T16:24:18.000000Z";
     r.transport = kTransportKernel;
-    r.msg = "NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of "
-            "waiting for RPC response from GPU4 GSP! Expected function 103 (GSP_RM_ALLOC) (0x2081 0x4).";
+    r.msg =
+        "NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of "
+        "waiting for RPC response from GPU4 GSP! Expected function 103 (GSP_RM_ALLOC) (0x2081 "
+        "0x4).";
     v.push_back(r);
   }
   {  // dmesg -T is local time: hosts/<host>/timezone +05:30
-    Row r = row("dmesg_T_timezone", "[Sun Feb 23 16:24:18 2025] NVRM: Xid (PCI:0000:9b:00): 119, x");
+    Row r =
+        row("dmesg_T_timezone", "[Sun Feb 23 16:24:18 2025] NVRM: Xid (PCI:0000:9b:00): 119, x");
     r.tz = 5 * 3600 + 1800;
     r.wall = "2025-02-23T10:54:18.000000Z";
     r.transport = kTransportKernel;
@@ -146,14 +157,16 @@ std::vector<Row> rows() {
     v.push_back(r);
   }
   {  // peers.md (gpud): dmesg -T with the journal's "host kernel:" kept
-    Row r = row("dmesg_T_host_field",
-                "[Sun Dec  1 14:54:40 2024] ny2g1r12hh2 kernel: mlx5_core 0000:5c:00.0: "
-                "mlx5_pcie_event:299:(pid 268269): Detected insufficient power on the PCIe slot (27W).");
+    Row r = row(
+        "dmesg_T_host_field",
+        "[Sun Dec  1 14:54:40 2024] ny2g1r12hh2 kernel: mlx5_core 0000:5c:00.0: "
+        "mlx5_pcie_event:299:(pid 268269): Detected insufficient power on the PCIe slot (27W).");
     r.host = "ny2g1r12hh2";
     r.wall = "2024-12-01T14:54:40.000000Z";
     r.transport = kTransportKernel;
-    r.msg = "mlx5_core 0000:5c:00.0: mlx5_pcie_event:299:(pid 268269): Detected insufficient power "
-            "on the PCIe slot (27W).";
+    r.msg =
+        "mlx5_core 0000:5c:00.0: mlx5_pcie_event:299:(pid 268269): Detected insufficient power "
+        "on the PCIe slot (27W).";
     v.push_back(r);
   }
   const std::string segv =
@@ -222,6 +235,23 @@ std::vector<Row> rows() {
     r.msg = "started";
     v.push_back(r);
   }
+  {  // RFC 3164 without a host field (some senders omit it; invented framing)
+    Row r = row("rfc3164_no_host", "Dec  1 02:16:37 kernel: " + aer);
+    r.year = 2024;
+    r.wall = "2024-12-01T02:16:37.000000Z";
+    r.transport = kTransportKernel;
+    r.msg = aer;
+    v.push_back(r);
+  }
+  {  // syslog bookkeeping line without a tag
+    Row r = row("rfc3164_repeated", "Dec  1 02:16:38 bd-cpu18 last message repeated 3 times");
+    r.year = 2024;
+    r.host = "bd-cpu18";
+    r.wall = "2024-12-01T02:16:38.000000Z";
+    r.transport = kTransportSyslog;
+    r.msg = "last message repeated 3 times";
+    v.push_back(r);
+  }
   {  // RFC 5424, facility kern (0) -> kernel (peers.md NVSentinel AER line; invented framing)
     Row r = row("rfc5424_kern",
                 "<3>1 2024-03-05T10:11:12.123Z node-0018 kernel - - - pcieport 0000:50:00.0: AER: "
@@ -242,15 +272,27 @@ std::vector<Row> rows() {
     v.push_back(r);
   }
   {  // journalctl -o json, kernel transport (peers.md gpud fallen-off line)
-    Row r = row("journal_json_kernel",
-                R"({"__REALTIME_TIMESTAMP":"1709633472123456","__MONOTONIC_TIMESTAMP":"1843308145",)"
-                R"("_HOSTNAME":"node-0018","_TRANSPORT":"kernel",)"
-                R"("MESSAGE":"NVRM: GPU 0000:29:00.0: GPU has fallen off the bus."})");
+    Row r =
+        row("journal_json_kernel",
+            R"({"__REALTIME_TIMESTAMP":"1709633472123456","__MONOTONIC_TIMESTAMP":"1843308145",)"
+            R"("_HOSTNAME":"node-0018","_TRANSPORT":"kernel",)"
+            R"("MESSAGE":"NVRM: GPU 0000:29:00.0: GPU has fallen off the bus."})");
     r.host = "node-0018.cluster.local";
     r.wall = "2024-03-05T10:11:12.123456Z";
     r.mono = 1843.308145;
     r.transport = kTransportKernel;
     r.msg = "NVRM: GPU 0000:29:00.0: GPU has fallen off the bus.";
+    v.push_back(r);
+  }
+  {  // escapes in MESSAGE, fields in another order, numbers unquoted
+    Row r = row(
+        "journal_json_escapes",
+        R"({"PRIORITY":3,"MESSAGE":"say \"hi\" caf\u00e9 \ud83d\ude00 a\\b\tc",)"
+        R"("_TRANSPORT":"syslog","_HOSTNAME":"bd-cpu18","__REALTIME_TIMESTAMP":1709633472000001})");
+    r.host = "bd-cpu18";
+    r.wall = "2024-03-05T10:11:12.000001Z";
+    r.transport = kTransportSyslog;
+    r.msg = "say \"hi\" caf\xc3\xa9 \xf0\x9f\x98\x80 a\\b\tc";
     v.push_back(r);
   }
   {  // MESSAGE as an array of bytes ("hi\xff")
@@ -271,8 +313,9 @@ std::vector<Row> rows() {
     r.wall = "2024-03-05T10:11:12.000000Z";
     r.inherited = true;
     r.rank = 3;
-    r.msg = "NCCL WARN NET/IB : Got completion from peer 10.2.18.1<52342> with status=12 opcode=0 "
-            "len=0 vendor err 129 (Recv)";
+    r.msg =
+        "NCCL WARN NET/IB : Got completion from peer 10.2.18.1<52342> with status=12 opcode=0 "
+        "len=0 vendor err 129 (Recv)";
     v.push_back(r);
   }
   {  // peers.md (nccl#1730): PyTorch [rankN]: + glog time; the date's year from the file
@@ -285,9 +328,10 @@ std::vector<Row> rows() {
     r.year = 2024;  // the file's own dated line wins over the bundle year
     r.wall = "2025-06-03T17:48:01.005271Z";
     r.rank = 118;
-    r.msg = "[Rank 118] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2398459, "
-            "OpType=ALLREDUCE, NumelIn=8652160, NumelOut=8652160, Timeout(ms)=1800000) ran for "
-            "1800068 milliseconds before timing out.";
+    r.msg =
+        "[Rank 118] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2398459, "
+        "OpType=ALLREDUCE, NumelIn=8652160, NumelOut=8652160, Timeout(ms)=1800000) ran for "
+        "1800068 milliseconds before timing out.";
     v.push_back(r);
   }
   {  // domain.md §5.4 PyTorch line (month 10), year from the bundle
@@ -308,9 +352,10 @@ std::vector<Row> rows() {
     v.push_back(r);
   }
   {  // rsyslog RFC 3339 file format: host field and kernel tag
-    Row r = row("rfc3339_syslog",
-                "2024-03-05T10:11:12.123456+00:00 node-0018 kernel: NVRM: Xid (PCI:0000:18:00): 79, "
-                "pid=1234, GPU has fallen off the bus.");
+    Row r =
+        row("rfc3339_syslog",
+            "2024-03-05T10:11:12.123456+00:00 node-0018 kernel: NVRM: Xid (PCI:0000:18:00): 79, "
+            "pid=1234, GPU has fallen off the bus.");
     r.host = "node-0018.cluster.local";
     r.wall = "2024-03-05T10:11:12.123456Z";
     r.transport = kTransportKernel;
@@ -327,12 +372,14 @@ std::vector<Row> rows() {
     v.push_back(r);
   }
   {  // peers.md (gpud fabric manager)
-    Row r = row("fabric_manager",
-                "[Feb 27 2025 15:10:02] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 "
-                "on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61");
+    Row r =
+        row("fabric_manager",
+            "[Feb 27 2025 15:10:02] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 "
+            "on fid 0 on NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 61");
     r.wall = "2025-02-27T15:10:02.000000Z";
-    r.msg = "[ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 on fid 0 on NVSwitch pci "
-            "bus id 00000000:86:00.0 physical id 3 port 61";
+    r.msg =
+        "[ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 on fid 0 on NVSwitch pci "
+        "bus id 00000000:86:00.0 physical id 3 port 61";
     v.push_back(r);
   }
   {  // ipmitool sel elist (spec §3 form; invented values)
@@ -358,14 +405,16 @@ std::vector<Row> rows() {
     v.push_back(r);
   }
   {  // sysfs counter dump with epoch seconds (spec §3 form; domain.md §4.2 counter)
-    Row r = row("sysfs_epoch", "1709633472 /sys/class/infiniband/mlx5_3/ports/1/counters/link_downed:1");
+    Row r = row("sysfs_epoch",
+                "1709633472 /sys/class/infiniband/mlx5_3/ports/1/counters/link_downed:1");
     r.wall = "2024-03-05T10:11:12.000000Z";
     r.msg = "/sys/class/infiniband/mlx5_3/ports/1/counters/link_downed:1";
     v.push_back(r);
   }
   {  // sysfs counter dump with an ISO time
-    Row r = row("sysfs_iso",
-                "2024-03-05T10:11:12Z /sys/class/infiniband/mlx5_3/ports/1/counters/symbol_error:120");
+    Row r =
+        row("sysfs_iso",
+            "2024-03-05T10:11:12Z /sys/class/infiniband/mlx5_3/ports/1/counters/symbol_error:120");
     r.wall = "2024-03-05T10:11:12.000000Z";
     r.msg = "/sys/class/infiniband/mlx5_3/ports/1/counters/symbol_error:120";
     v.push_back(r);
@@ -379,8 +428,9 @@ std::vector<Row> rows() {
     r.host_known = false;
     r.year = 2024;
     r.wall = "2024-03-05T10:11:12.123456Z";
-    r.msg = "0x02 -> log_trap_info: Received Generic Notice type:1 num:128 (Link state change) "
-            "Producer:2 (Switch) from LID:1 TID:0x0000000c";
+    r.msg =
+        "0x02 -> log_trap_info: Received Generic Notice type:1 num:128 (Link state change) "
+        "Producer:2 (Switch) from LID:1 TID:0x0000000c";
     v.push_back(r);
   }
   {  // peers.md (NVSentinel) multi-line fallen-off: continuation inherits time and transport
@@ -402,9 +452,10 @@ std::vector<Row> rows() {
     v.push_back(r);
   }
   {  // docs/language.md §9 test lines: "[<RFC 3339>] msg"
-    Row r = row("bracketed_iso",
-                "[2026-03-05T10:11:12.000000+00:00] pcieport 0000:17:00.0: AER: Uncorrected (Fatal) "
-                "error received: 0000:17:00.0");
+    Row r =
+        row("bracketed_iso",
+            "[2026-03-05T10:11:12.000000+00:00] pcieport 0000:17:00.0: AER: Uncorrected (Fatal) "
+            "error received: 0000:17:00.0");
     r.wall = "2026-03-05T10:11:12.000000Z";
     r.msg = "pcieport 0000:17:00.0: AER: Uncorrected (Fatal) error received: 0000:17:00.0";
     v.push_back(r);
@@ -482,8 +533,10 @@ TEST(FormatSequences, CriPartialLinesJoinTheFinalLine) {
   EXPECT_FALSE(f.parse("2024-03-05T10:11:12.500Z stdout P icator was aborted on rank 3. "));
   ASSERT_TRUE(f.parse("2024-03-05T10:11:13Z stdout F Original reason for failure was: timeout"));
   EXPECT_EQ(f.rec.msg,
-            "RuntimeError: NCCL communicator was aborted on rank 3. Original reason for failure was: timeout");
-  EXPECT_EQ(format_time_us(*f.rec.time.wall), "2024-03-05T10:11:12.000000Z");  // the first part's time
+            "RuntimeError: NCCL communicator was aborted on rank 3. Original reason for failure "
+            "was: timeout");
+  EXPECT_EQ(format_time_us(*f.rec.time.wall),
+            "2024-03-05T10:11:12.000000Z");  // the first part's time
   EXPECT_EQ(f.stats.cri_partial_joined, 2u);
 }
 
@@ -577,8 +630,9 @@ TEST(Envelope, FieldsAliasesAndDefaults) {
   EXPECT_EQ(rec.time.clock, "node-0017/kernel");
 
   // Vector/Fluent Bit names; source omitted -> app; short host name.
-  ASSERT_TRUE(parse_envelope(R"({"host": "node-0018", "timestamp": "2026-03-05T10:11:13Z", "message": "[rank5]: boom"})",
-                             topo(), 42, &stats, &storage, &rec));
+  ASSERT_TRUE(parse_envelope(
+      R"({"host": "node-0018", "timestamp": "2026-03-05T10:11:13Z", "message": "[rank5]: boom"})",
+      topo(), 42, &stats, &storage, &rec));
   EXPECT_EQ(rec.host, "node-0018.cluster.local");
   EXPECT_EQ(rec.transport, kTransportApp);
   EXPECT_EQ(rec.rank_hint, 5);
@@ -586,8 +640,8 @@ TEST(Envelope, FieldsAliasesAndDefaults) {
   EXPECT_EQ(format_time_us(*rec.time.wall), "2026-03-05T10:11:13.000000Z");
 
   // ts omitted -> arrival; unknown host kept and counted.
-  ASSERT_TRUE(parse_envelope(R"({"host": "node-0420", "msg": "x"})", topo(), 1709633472000000, &stats,
-                             &storage, &rec));
+  ASSERT_TRUE(parse_envelope(R"({"host": "node-0420", "msg": "x"})", topo(), 1709633472000000,
+                             &stats, &storage, &rec));
   EXPECT_EQ(*rec.time.wall, 1709633472000000);
   EXPECT_EQ(rec.host, "node-0420");
   EXPECT_FALSE(rec.host_known);
@@ -606,11 +660,13 @@ TEST(Envelope, InvalidJsonAndMissingMsgAreCountedAndSkipped) {
   FormatStats stats;
   std::string storage;
   LogRecord rec;
-  EXPECT_FALSE(parse_envelope("{\"host\": \"node-0017\", \"msg\": ", topo(), 0, &stats, &storage, &rec));
+  EXPECT_FALSE(
+      parse_envelope("{\"host\": \"node-0017\", \"msg\": ", topo(), 0, &stats, &storage, &rec));
   EXPECT_FALSE(parse_envelope("not json", topo(), 0, &stats, &storage, &rec));
   EXPECT_FALSE(parse_envelope("[1,2]", topo(), 0, &stats, &storage, &rec));
   EXPECT_FALSE(parse_envelope(R"({"host": "node-0017"})", topo(), 0, &stats, &storage, &rec));
-  EXPECT_FALSE(parse_envelope(R"({"host": "node-0017", "msg": 17})", topo(), 0, &stats, &storage, &rec));
+  EXPECT_FALSE(
+      parse_envelope(R"({"host": "node-0017", "msg": 17})", topo(), 0, &stats, &storage, &rec));
   EXPECT_EQ(stats.skipped_invalid_json, 3u);
   EXPECT_EQ(stats.skipped_no_msg, 2u);
 }

@@ -1,5 +1,6 @@
 // Replays files (or every file of directories) through the fuzz entry point
 // without libFuzzer, so the normal build exercises seeds and corpus in CI.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>

@@ -37,6 +37,10 @@ std::string case_name(const RelCase& c) {
   return std::string(to_string(c.rel)) + ": " + c.a + " ~ " + c.b;
 }
 
+void PrintTo(const RelCase& c, std::ostream* os) {
+  *os << case_name(c);
+}
+
 class Relations : public ::testing::TestWithParam<RelCase> {};
 
 TEST_P(Relations, Holds) {
@@ -54,7 +58,7 @@ const RelCase kCases[] = {
     {Relation::same_host, A + "/pcie/0000:16:01.0", A + "/nvsw0", true},
     {Relation::same_host, A, A + "/gpu3", true},
     {Relation::same_host, A + "/gpu0", B + "/gpu0", false},
-    {Relation::same_host, "job/job-42/rank0", A + "/gpu0", false},  // ranks are not host-local
+    {Relation::same_host, "job/job-42/rank0", A + "/gpu0", false},      // ranks are not host-local
     {Relation::same_host, A + "/gpu@0000:77:00.0", A + "/gpu3", true},  // placeholder: by host
     {Relation::same_host, A + "/gpu@0000:77:00.0", B + "/gpu0", false},
     {Relation::same_host, "sm-01/nic@mlx5_0", "sm-01", true},  // unknown host
@@ -174,8 +178,8 @@ TEST(RelatedDevices, AgreesWithRelatedForEveryRelation) {
           if (auto d = t.device(b); d && d->placeholder && d->kind == kind) xs.push_back(b);
           for (auto& x : xs)
             if (lhs ? t.related(rel, x, b) : t.related(rel, b, x)) want.insert(x);
-          EXPECT_EQ(got_set, want) << to_string(rel) << " b=" << b << " kind=" << to_string(kind)
-                                   << " lhs=" << lhs;
+          EXPECT_EQ(got_set, want)
+              << to_string(rel) << " b=" << b << " kind=" << to_string(kind) << " lhs=" << lhs;
         }
       }
     }
@@ -191,13 +195,16 @@ TEST(RelatedDevices, ExamplesFromTheLanguageTable) {
   auto ranks = t.related_devices(Relation::uses, A + "/mlx5_0", true, DeviceKind::rank);
   EXPECT_EQ(std::set<std::string>(ranks.begin(), ranks.end()),
             (std::set<std::string>{"job/job-42/rank0", "job/job-7/rank2"}));
-  auto ups = t.related_devices(Relation::uplink, "fabric/leaf-03", false, DeviceKind::fabric_switch);
+  auto ups =
+      t.related_devices(Relation::uplink, "fabric/leaf-03", false, DeviceKind::fabric_switch);
   EXPECT_EQ(ups, (std::vector<std::string>{"fabric/spine-01", "fabric/spine-02"}));
   // A placeholder GPU relates to its host's devices by host only.
-  auto host_gpus = t.related_devices(Relation::same_host, A + "/gpu@0000:77:00.0", true, DeviceKind::gpu);
+  auto host_gpus =
+      t.related_devices(Relation::same_host, A + "/gpu@0000:77:00.0", true, DeviceKind::gpu);
   EXPECT_EQ(host_gpus.size(), 4u);  // GPUs 0, 1, 3 and the placeholder itself
-  EXPECT_TRUE(t.related_devices(Relation::below, A + "/gpu@0000:77:00.0", false, DeviceKind::pcie_port)
-                  .empty());
+  EXPECT_TRUE(
+      t.related_devices(Relation::below, A + "/gpu@0000:77:00.0", false, DeviceKind::pcie_port)
+          .empty());
 }
 
 }  // namespace

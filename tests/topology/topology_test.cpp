@@ -30,11 +30,11 @@ TEST(TopologyLoad, FixtureLoadsWithSpecIds) {
   EXPECT_EQ(t->host_names(),
             (std::vector<std::string>{"node-0017.cluster.local", "node-0018", "node-0019"}));
   const std::string h = "node-0017.cluster.local";
-  for (std::string id : {h, h + "/gpu0", h + "/gpu3", h + "/mlx5_2", h + "/pcie/0000:17:00.0",
-                         h + "/pcie/0000:16:01.0", h + "/pcie/sw2", h + "/nvsw0", h + "/nvsw1",
-                         std::string("fabric/leaf-03"), std::string("job/job-42"),
-                         std::string("job/job-42/rank3"), std::string("job/job-7/rank3"),
-                         std::string("storage/nfs-03")}) {
+  for (std::string id :
+       {h, h + "/gpu0", h + "/gpu3", h + "/mlx5_2", h + "/pcie/0000:17:00.0",
+        h + "/pcie/0000:16:01.0", h + "/pcie/sw2", h + "/nvsw0", h + "/nvsw1",
+        std::string("fabric/leaf-03"), std::string("job/job-42"), std::string("job/job-42/rank3"),
+        std::string("job/job-7/rank3"), std::string("storage/nfs-03")}) {
     auto d = t->device(id);
     ASSERT_TRUE(d) << id;
     EXPECT_EQ(d->id, id);
@@ -79,7 +79,8 @@ TEST(TopologyLoad, PlaceholderIdsParse) {
   EXPECT_TRUE(g->placeholder);
   EXPECT_EQ(g->kind, DeviceKind::gpu);
   EXPECT_EQ(g->host, "node-0999");
-  EXPECT_FALSE(t->device("node-0018/bogus@x") && t->device("node-0018/bogus@x")->kind == DeviceKind::gpu);
+  EXPECT_FALSE(t->device("node-0018/bogus@x") &&
+               t->device("node-0018/bogus@x")->kind == DeviceKind::gpu);
   EXPECT_FALSE(t->device(""));
 }
 
@@ -140,6 +141,10 @@ struct ErrorCase {
   const char* message;  // expected substring of the message
 };
 
+void PrintTo(const ErrorCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
 class TopologyErrors : public ::testing::TestWithParam<ErrorCase> {};
 
 TEST_P(TopologyErrors, NamesFilePathAndProblem) {
@@ -192,7 +197,8 @@ const ErrorCase kErrorCases[] = {
      "$.hosts[0].gpus[0].nics", "must be an array of strings"},
     {"nic_no_name", R"({"hosts": [{"name": "a", "nics": [{"bdf": "0000:19:00.0"}]}]})",
      "$.hosts[0].nics[0]", "missing required 'name'"},
-    {"nic_unknown_switch", R"({"hosts": [{"name": "a", "nics": [{"name": "m", "pcie_switch": "x"}]}]})",
+    {"nic_unknown_switch",
+     R"({"hosts": [{"name": "a", "nics": [{"name": "m", "pcie_switch": "x"}]}]})",
      "$.hosts[0].nics[0].pcie_switch", "NIC names PCIe switch 'x'"},
     {"nic_port_type", R"({"hosts": [{"name": "a", "nics": [{"name": "m", "port": "1"}]}]})",
      "$.hosts[0].nics[0].port", "must be an integer"},
@@ -204,7 +210,8 @@ const ErrorCase kErrorCases[] = {
      "$.hosts[0].nics[0].fabric_switch", "fabric switch 'leaf-02' that is not in $.fabric"},
     {"switch_no_id", R"({"hosts": [{"name": "a", "pcie_switches": [{"bdf": "0000:17:00.0"}]}]})",
      "$.hosts[0].pcie_switches[0]", "missing required 'id'"},
-    {"root_port_bad", R"({"hosts": [{"name": "a", "pcie_switches": [{"id": "s", "root_port": "rp"}]}]})",
+    {"root_port_bad",
+     R"({"hosts": [{"name": "a", "pcie_switches": [{"id": "s", "root_port": "rp"}]}]})",
      "$.hosts[0].pcie_switches[0].root_port", "'rp' is not a PCI address"},
     {"switch_cycle",
      R"({"hosts": [{"name": "a", "pcie_switches": [
@@ -213,17 +220,21 @@ const ErrorCase kErrorCases[] = {
      "$.hosts[0].pcie_switches", "forms a cycle"},
     {"nvswitch_no_id", R"({"hosts": [{"name": "a", "nvswitches": [{"bdf": "0000:a5:00.0"}]}]})",
      "$.hosts[0].nvswitches[0]", "missing required 'id'"},
-    {"fabric_no_name", R"({"fabric": [{"tier": "leaf"}]})", "$.fabric[0]", "missing required 'name'"},
+    {"fabric_no_name", R"({"fabric": [{"tier": "leaf"}]})", "$.fabric[0]",
+     "missing required 'name'"},
     {"fabric_unknown_uplink",
      R"({"fabric": [{"name": "leaf-01", "uplinks": ["spine-01", "spine-09"]}, {"name": "spine-01"}]})",
      "$.fabric[0].uplinks[1]", "uplink names fabric switch 'spine-09' that does not exist"},
     {"dup_fabric", R"({"fabric": [{"name": "x"}, {"name": "x"}]})", "$.fabric[1].name",
      "duplicate fabric switch"},
-    {"storage_no_name", R"({"storage": [{"kind": "nfs"}]})", "$.storage[0]", "missing required 'name'"},
-    {"mount_unknown", R"({"storage": [{"name": "nfs"}], "hosts": [{"name": "a", "mounts": ["lustre"]}]})",
+    {"storage_no_name", R"({"storage": [{"kind": "nfs"}]})", "$.storage[0]",
+     "missing required 'name'"},
+    {"mount_unknown",
+     R"({"storage": [{"name": "nfs"}], "hosts": [{"name": "a", "mounts": ["lustre"]}]})",
      "$.hosts[0].mounts[0]", "names storage 'lustre' that does not exist"},
     {"job_no_id", R"({"jobs": [{"ranks": []}]})", "$.jobs[0]", "missing required 'id'"},
-    {"rank_no_rank", R"({"hosts": [{"name": "a"}], "jobs": [{"id": "j", "ranks": [{"host": "a"}]}]})",
+    {"rank_no_rank",
+     R"({"hosts": [{"name": "a"}], "jobs": [{"id": "j", "ranks": [{"host": "a"}]}]})",
      "$.jobs[0].ranks[0]", "missing required 'rank'"},
     {"rank_no_host", R"({"hosts": [{"name": "a"}], "jobs": [{"id": "j", "ranks": [{"rank": 0}]}]})",
      "$.jobs[0].ranks[0]", "missing required 'host'"},
@@ -301,7 +312,7 @@ TEST(TopologyResolve, DevicesByBdfNameIpIndex) {
   EXPECT_EQ(t->device_by_bdf(h, "0000:19:00.0")->id, h + "/mlx5_0");
   EXPECT_EQ(t->device_by_bdf(h, "0000:17:00.0")->id, h + "/pcie/0000:17:00.0");
   EXPECT_EQ(t->device_by_bdf(h, "0000:16:01.0")->id, h + "/pcie/0000:16:01.0");  // root port
-  EXPECT_EQ(t->device_by_bdf(h, "00000000:a5:00.0")->id, h + "/nvsw0");         // FM form
+  EXPECT_EQ(t->device_by_bdf(h, "00000000:a5:00.0")->id, h + "/nvsw0");          // FM form
   EXPECT_FALSE(t->device_by_bdf(h, "0000:77:00.0"));
   EXPECT_FALSE(t->device_by_bdf("node-0020", "0000:18:00.0"));
   EXPECT_EQ(t->device_by_bdf("node-0018", "0000:18:00.0")->id, "node-0018/gpu0");
@@ -360,7 +371,9 @@ TEST(TopologyScale, TwelveThousandFiveHundredHosts) {
   std::string s;
   s.reserve(40u << 20);
   s += R"({"cluster": "big", "fabric": [)";
-  for (int l = 0; l < 8; ++l) s += (l ? "," : "") + std::string(R"({"name": "leaf-)") + std::to_string(l) + R"(", "uplinks": ["spine-0"]})";
+  for (int l = 0; l < 8; ++l)
+    s += (l ? "," : "") + std::string(R"({"name": "leaf-)") + std::to_string(l) +
+         R"(", "uplinks": ["spine-0"]})";
   s += R"(, {"name": "spine-0"}], "hosts": [)";
   for (int h = 0; h < kHosts; ++h) {
     char name[32];
@@ -370,19 +383,21 @@ TEST(TopologyScale, TwelveThousandFiveHundredHosts) {
          std::to_string(h % 250) + R"(.1", "nvl_domain": "rack)" + std::to_string(h / 9) +
          R"(", "pcie_switches": [)";
     for (int w = 0; w < 4; ++w)
-      s += (w ? "," : "") + std::string(R"({"id": "sw)") + std::to_string(w) + R"(", "bdf": "0000:)" +
-           std::to_string(10 + w * 20) + R"(:00.0", "root_port": "0000:)" + std::to_string(9 + w * 20) +
-           R"(:01.0"})";
+      s += (w ? "," : "") + std::string(R"({"id": "sw)") + std::to_string(w) +
+           R"(", "bdf": "0000:)" + std::to_string(10 + w * 20) + R"(:00.0", "root_port": "0000:)" +
+           std::to_string(9 + w * 20) + R"(:01.0"})";
     s += R"(], "nics": [)";
     for (int g = 0; g < 8; ++g)
-      s += (g ? "," : "") + std::string(R"({"name": "mlx5_)") + std::to_string(g) + R"(", "bdf": "0000:)" +
-           std::to_string(11 + (g / 2) * 20) + ":0" + std::to_string(g % 2) + R"(.1", "pcie_switch": "sw)" +
-           std::to_string(g / 2) + R"(", "fabric_switch": "leaf-)" + std::to_string(g) + R"("})";
+      s += (g ? "," : "") + std::string(R"({"name": "mlx5_)") + std::to_string(g) +
+           R"(", "bdf": "0000:)" + std::to_string(11 + (g / 2) * 20) + ":0" +
+           std::to_string(g % 2) + R"(.1", "pcie_switch": "sw)" + std::to_string(g / 2) +
+           R"(", "fabric_switch": "leaf-)" + std::to_string(g) + R"("})";
     s += R"(], "gpus": [)";
     for (int g = 0; g < 8; ++g)
-      s += (g ? "," : "") + std::string(R"({"index": )") + std::to_string(g) + R"(, "bdf": "0000:)" +
-           std::to_string(11 + (g / 2) * 20) + ":0" + std::to_string(g % 2) + R"(.0", "pcie_switch": "sw)" +
-           std::to_string(g / 2) + R"(", "nics": ["mlx5_)" + std::to_string(g) + R"("]})";
+      s += (g ? "," : "") + std::string(R"({"index": )") + std::to_string(g) +
+           R"(, "bdf": "0000:)" + std::to_string(11 + (g / 2) * 20) + ":0" + std::to_string(g % 2) +
+           R"(.0", "pcie_switch": "sw)" + std::to_string(g / 2) + R"(", "nics": ["mlx5_)" +
+           std::to_string(g) + R"("]})";
     s += R"(], "nvswitches": [{"id": "nvsw0", "bdf": "0000:a5:00.0"}]})";
   }
   s += R"(], "jobs": [{"id": "big", "ranks": {"hosts": [)";
@@ -406,7 +421,8 @@ TEST(TopologyScale, TwelveThousandFiveHundredHosts) {
   EXPECT_TRUE(t->related(Relation::uses, "job/big/rank98767", "node-12345/mlx5_7"));
   EXPECT_FALSE(t->related(Relation::uses, "job/big/rank98767", "node-12346/mlx5_7"));
   EXPECT_TRUE(t->related(Relation::nvlink_peer, "node-12345/gpu7", "node-12344/gpu0"));  // rack1371
-  EXPECT_FALSE(t->related(Relation::nvlink_peer, "node-12345/gpu7", "node-12348/gpu0"));  // rack1372
+  EXPECT_FALSE(
+      t->related(Relation::nvlink_peer, "node-12345/gpu7", "node-12348/gpu0"));  // rack1372
   EXPECT_EQ(t->resolve_host("10.49.95.1"), "node-12345");
   EXPECT_EQ(t->related_devices(Relation::attached, "fabric/leaf-3", true, DeviceKind::nic).size(),
             size_t(kHosts));

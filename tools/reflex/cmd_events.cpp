@@ -87,8 +87,9 @@ int run_events(int argc, char** argv) {
                "syslog text tagged 'kernel:' does not count as a kernel line");
   app.add_option("--db", db_path, "also store the events in this SQLite database");
   app.add_option("--export-patterns", export_fmt,
-                 "print every signature's first-line pattern (re2, or ere for grep -E) and exit")
-      ->check(CLI::IsMember({"re2", "ere"}));
+                 "print every signature's first-line pattern and exit: re2 (as written), "
+                 "unnamed (named groups made plain, for rg -f) or ere (for grep -E -f)")
+      ->check(CLI::IsMember({"re2", "unnamed", "ere"}));
   app.add_option("bundle", bundle, "incident bundle directory (spec §3)");
   try {
     app.parse(argc, argv);
@@ -108,7 +109,10 @@ int run_events(int argc, char** argv) {
     return 2;
   }
   if (!export_fmt.empty()) {
-    for (const std::string& p : export_patterns(*kb, export_fmt == "ere"))
+    PatternDialect d = export_fmt == "ere"       ? PatternDialect::posix_ere
+                       : export_fmt == "unnamed" ? PatternDialect::unnamed
+                                                 : PatternDialect::re2;
+    for (const std::string& p : export_patterns(*kb, d))
       std::printf("%s\n", p.c_str());
     return 0;
   }

@@ -1,10 +1,15 @@
-// `reflexc test`: runs the `test` blocks of a knowledge base against the
-// runtime. Implemented by the runtime owner once the engine exists.
+// `reflexc test`: runs the tests that live with the rules (docs/language.md §9):
+// every signature's inline examples and near-misses, and every `test` block
+// (topology + log lines or a bundle, fed through the real ingest and engine,
+// then `expect root / no root / event` checked against the diagnosis).
+// Prints PASS/FAIL per test with an expected-vs-got diff, a coverage report of
+// the signatures and rules no test exercised, and a summary, on stdout.
 #pragma once
 
 namespace reflex::cli {
 
-// argv[0] is "test"; returns the process exit code (0 all pass, 1 failures, 2 usage).
+// argv[0] is "test"; returns the process exit code (0 all pass, 1 failures or
+// coverage below --fail-under, 2 usage / unreadable input).
 int run_kb_tests(int argc, char** argv);
 
 }  // namespace reflex::cli
