@@ -273,7 +273,7 @@ class Builder {
     return n ? tok(n->getSymbol()) : SrcRange{};
   }
   SrcRange ctx_range(antlr4::ParserRuleContext* c) const {
-    if (!c) return {};
+    if (!c || !c->getStart()) return {};
     SrcRange r = tok(c->getStart());
     const antlr4::Token* stop = c->getStop();
     if (stop && stop->getLine() == c->getStart()->getLine() &&
@@ -405,14 +405,34 @@ class Builder {
       out.kids.push_back(cond(n->cond()));
       return out;
     }
-    if (auto* a = dynamic_cast<ReflexParser::AndCondContext*>(c)) {
-      out.op = Cond::Op::and_;
-      for (auto* k : a->cond()) out.kids.push_back(cond(k));
-      return out;
-    }
-    if (auto* o = dynamic_cast<ReflexParser::OrCondContext*>(c)) {
-      out.op = Cond::Op::or_;
-      for (auto* k : o->cond()) out.kids.push_back(cond(k));
+    // `a and b and c ...` is a left-deep tree in ANTLR: walk its spine
+    // iteratively into one n-ary node, so long chains cannot exhaust the stack.
+    if (dynamic_cast<ReflexParser::AndCondContext*>(c) ||
+        dynamic_cast<ReflexParser::OrCondContext*>(c)) {
+      const bool is_and = dynamic_cast<ReflexParser::AndCondContext*>(c) != nullptr;
+      out.op = is_and ? Cond::Op::and_ : Cond::Op::or_;
+      std::vector<ReflexParser::CondContext*> rights;
+      ReflexParser::CondContext* cur = c;
+      while (true) {
+        std::vector<ReflexParser::CondContext*> kids;
+        if (is_and) {
+          auto* a = dynamic_cast<ReflexParser::AndCondContext*>(cur);
+          if (!a) break;
+          kids = a->cond();
+        } else {
+          auto* o = dynamic_cast<ReflexParser::OrCondContext*>(cur);
+          if (!o) break;
+          kids = o->cond();
+        }
+        if (kids.size() > 1) rights.push_back(kids[1]);
+        if (kids.empty()) {
+          cur = nullptr;
+          break;
+        }
+        cur = kids[0];
+      }
+      if (cur) out.kids.push_back(cond(cur));
+      for (auto it = rights.rbegin(); it != rights.rend(); ++it) out.kids.push_back(cond(*it));
       return out;
     }
     if (auto* cc = dynamic_cast<ReflexParser::CompareCondContext*>(c)) {

@@ -33,6 +33,9 @@ void pass_examples(Sema& s) {
     }
     compiled[name] = std::move(cs);
   }
+  // The ambiguity check is examples x signatures; a real KB needs ~10^5
+  // matches. Bound it so a pathological unit cannot stall the checker.
+  size_t budget = 4'000'000;
   for (auto& [name, cs] : compiled) {
     ResolvedSig& r = s.sigs[name];
     const Signature& sig = r.sig;
@@ -81,6 +84,8 @@ void pass_examples(Sema& s) {
       // Another signature that accepts the same line: both events would fire.
       for (const auto& [other, ocs] : compiled) {
         if (other == name) continue;
+        if (budget == 0) break;
+        --budget;
         FieldValues ocaps;
         if (!match_text(*ocs, ex.line, ex.source, &ocaps, nullptr)) continue;
         const ResolvedSig& o = s.sigs[other];

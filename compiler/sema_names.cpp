@@ -388,6 +388,12 @@ bool resolve_regex(Sema& s, const RegexExpr& e, const std::string& file, std::st
                        "pattern '" + a.text + "' refers to itself");
         ok = false;
         continue;
+      } else if (visiting->size() > static_cast<size_t>(s.options.max_nesting_depth)) {
+        s.diags.report(DiagId::nesting_too_deep, a.range,
+                       "patterns refer to patterns more than " +
+                           std::to_string(s.options.max_nesting_depth) + " levels deep");
+        ok = false;
+        continue;
       } else {
         visiting->insert(a.text);
         const Decl* pd = it->second;
@@ -511,6 +517,12 @@ void pass_inheritance(Sema& s) {
         if (!near.empty())
           DiagEngine::note(diag, s.signatures.at(near)->name.range,
                            "did you mean '" + near + "'?");
+        r.ok = false;
+        r.parent_ok = false;
+      } else if (stack.size() > static_cast<size_t>(s.options.max_nesting_depth)) {
+        s.diags.report(DiagId::nesting_too_deep, d->parent->range,
+                       "`extends` chain deeper than " +
+                           std::to_string(s.options.max_nesting_depth) + " signatures");
         r.ok = false;
         r.parent_ok = false;
       } else if (std::find(stack.begin(), stack.end(), p) != stack.end()) {

@@ -52,7 +52,9 @@ class LineParser {
   ~LineParser();
   void begin_file(FileContext ctx);
   // `raw` must stay valid while `out` is used. Returns false when the line is
-  // to be skipped (empty line); `out` is filled otherwise.
+  // to be skipped (empty line, a CRI "P" part held for the next line, an
+  // nvidia-smi CSV header); `out` is filled otherwise. Formats, time and host
+  // rules: docs/ingest-formats.md.
   bool parse(std::string_view raw, uint64_t line_no, LogRecord* out);
 
  private:
@@ -69,6 +71,10 @@ bool parse_envelope(std::string_view json_line, const Topology& topo, int64_t ar
 // Walks a bundle (spec §3): hosts/<host>/<file> in sorted order, .gz files
 // decompressed, rotated files (kern.log.1) included; reads boot_time and
 // timezone; infers the year for year-less formats. Calls `fn` for each line.
+// Each file gets its own FileContext (distinct address for the whole walk):
+// call LineParser::begin_file when `ctx` changes. Returns false only for an
+// unusable bundle (missing, not a directory, no hosts/); unreadable or binary
+// files are counted in stats->skipped_files and noted.
 struct BundleLine {
   const FileContext* ctx;
   std::string_view raw;

@@ -51,7 +51,7 @@ std::string format_time_us(TimeUs t) {
   int64_t y;
   unsigned m, d;
   civil_from_days(days, &y, &m, &d);
-  char buf[48];
+  char buf[96];  // room for any int64 year, so -Wformat-truncation stays quiet
   std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%06lldZ",
                 static_cast<long long>(y), m, d, static_cast<long long>(rem / 3600),
                 static_cast<long long>(rem / 60 % 60), static_cast<long long>(rem % 60),

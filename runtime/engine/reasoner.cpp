@@ -742,7 +742,8 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
         target = s;
       }
     }
-    if (!syms.empty() && best.count(syms[0]) && best[syms[0]] >= pbest - 1e-12) target = syms[0];
+    // The chain runs to the trigger whenever the root explains it (spec §5).
+    if (!syms.empty() && best.count(syms[0])) target = syms[0];
     Scored sc;
     sc.node = r;
     sc.covered = covered;

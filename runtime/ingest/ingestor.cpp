@@ -38,6 +38,7 @@ struct Pending {
   int rank_hint = -1;
   std::string file;
   uint64_t line_no = 0;
+  uint64_t last_line_no = 0;  // line of the last part matched (file input)
 };
 
 struct Stream {
@@ -77,6 +78,104 @@ struct Ingestor::Impl {
   uint64_t envelopes = 0;
   std::string envelope_storage;
   ingest::StormFilter::Emit emit_fn;
+
+  // ---- chunk mode (bundle files, see Matcher::scan_chunk) ----
+  // A file starts in per-line mode; after kProbeLines lines whose message is
+  // a slice of the raw line (text formats) it switches to chunk mode. Formats
+  // that build the message elsewhere (JSON, CSV, joined CRI lines) stay per line.
+  enum class FileMode { probing, per_line, chunk };
+  static constexpr int kProbeLines = 64;
+  static constexpr size_t kChunkBytes = 1 << 20;
+  FileMode file_mode = FileMode::probing;
+  int probed = 0;
+  std::string chunk;
+  std::vector<uint32_t> line_start;
+  std::vector<uint64_t> line_nos;
+  std::vector<uint32_t> candidates;
+  uint64_t chunk_lines = 0, chunk_bytes = 0;    // lines/bytes seen in chunk mode
+  uint64_t parsed_lines = 0, parsed_bytes = 0;  // of those, counted again by the parser
+  LogRecord chunk_rec;
+
+  static bool msg_in_raw(const LogRecord& r) {
+    return r.msg.empty() ||
+           (r.msg.data() >= r.raw.data() && r.msg.data() + r.msg.size() <= r.raw.data() + r.raw.size());
+  }
+
+  std::string_view chunk_line(size_t i) const {
+    size_t b = line_start[i];
+    size_t e = i + 1 < line_start.size() ? line_start[i + 1] - 1 : chunk.size() - 1;
+    return std::string_view(chunk).substr(b, e - b);
+  }
+
+  // Parses line i of the chunk; counts it as parsed (it was counted on arrival).
+  bool parse_chunk_line(size_t i, LogRecord* rec) {
+    std::string_view l = chunk_line(i);
+    uint64_t before = fstats.lines, bytes_before = fstats.bytes;
+    bool ok = parser.parse(l, line_nos[i], rec);
+    parsed_lines += fstats.lines - before;
+    parsed_bytes += fstats.bytes - bytes_before;
+    return ok;
+  }
+
+  void flush_chunk() {
+    if (line_start.empty()) return;
+    matcher.scan_chunk(chunk, line_start, &candidates);
+    // The parser keeps the previous timed line's time; lines between
+    // candidates are not parsed, so before a candidate walk back to the
+    // nearest line with its own time (parsing it sets that state; untimed
+    // lines leave it alone). Every line is parsed at most once this way.
+    long known = -1;  // lines <= known are reflected in the parser's state
+    auto settle = [&](long upto) {
+      for (long j = upto; j > known; --j) {
+        if (parse_chunk_line(static_cast<size_t>(j), &chunk_rec) && !chunk_rec.time_inherited)
+          break;
+      }
+    };
+    for (uint32_t c : candidates) {
+      settle(static_cast<long>(c) - 1);
+      if (parse_chunk_line(c, &chunk_rec)) {
+        if (!msg_in_raw(chunk_rec)) file_mode = FileMode::per_line;
+        process(chunk_rec);
+      }
+      known = c;
+    }
+    settle(static_cast<long>(line_start.size()) - 1);
+    chunk.clear();
+    line_start.clear();
+    line_nos.clear();
+  }
+
+  // One line of a file, in whatever mode the file is in.
+  void file_line(std::string_view raw, uint64_t line_no, LogRecord* rec) {
+    if (file_mode == FileMode::chunk) {
+      if (chunk.size() + raw.size() >= UINT32_MAX - 2) flush_chunk();
+      line_start.push_back(static_cast<uint32_t>(chunk.size()));
+      line_nos.push_back(line_no);
+      chunk.append(raw);
+      chunk += '\n';
+      ++chunk_lines;
+      chunk_bytes += raw.size() + 1;
+      if (chunk.size() >= kChunkBytes) flush_chunk();
+      return;
+    }
+    if (!parser.parse(raw, line_no, rec)) return;
+    if (file_mode == FileMode::probing) {
+      if (!msg_in_raw(*rec)) {
+        file_mode = FileMode::per_line;
+      } else if (++probed >= kProbeLines && matcher.chunk_mode()) {
+        file_mode = FileMode::chunk;
+      }
+    }
+    process(*rec);
+  }
+
+  void begin_chunked_file(const FileContext& ctx) {
+    flush_chunk();
+    end_of_file_stream();
+    parser.begin_file(ctx);
+    file_mode = FileMode::probing;
+    probed = 0;
+  }
 
   Impl(const KnowledgeBase& k, const Topology& t, IngestOptions o)
       : kb(k),
@@ -181,13 +280,23 @@ struct Ingestor::Impl {
       Pending& p = pend[i];
       const ingest::SigInfo& s = matcher.signatures()[p.sig];
       uint32_t pat = s.part_pattern[p.next_part];
+      // File input skips lines nobody can match (chunk mode): count by line numbers.
+      int limit = std::max(1, s.sig->join_within_lines);
+      if (!rec.file.empty() && rec.line_no > p.last_line_no &&
+          rec.line_no - p.last_line_no > static_cast<uint64_t>(limit)) {
+        pend.erase(pend.begin() + static_cast<long>(i));
+        --pending_total;
+        ++stats.incomplete_multiline;
+        continue;
+      }
       bool ok_part = std::binary_search(hits.begin(), hits.end(), pat) &&
                      s.compiled->match_part(p.next_part, rec.msg, &p.caps);
       if (ok_part) {
         p.lines += '\n';
         p.lines.append(rec.raw);
         ++p.next_part;
-        p.remaining = std::max(1, s.sig->join_within_lines);
+        p.remaining = limit;
+        p.last_line_no = rec.line_no;
         if (p.next_part == s.part_pattern.size()) {
           Pending done = std::move(p);
           pend.erase(pend.begin() + static_cast<long>(i));
@@ -228,6 +337,7 @@ struct Ingestor::Impl {
     p.rank_hint = rec.rank_hint;
     p.file.assign(rec.file);
     p.line_no = rec.line_no;
+    p.last_line_no = rec.line_no;
     st->pending.push_back(std::move(p));
     ++pending_total;
   }
@@ -284,8 +394,9 @@ struct Ingestor::Impl {
 
   void refresh_view() const {
     view = stats;
-    view.lines = fstats.lines;
-    view.bytes = fstats.bytes;
+    // Chunk mode counts every line on arrival; the parser saw only some of them.
+    view.lines = fstats.lines - parsed_lines + chunk_lines;
+    view.bytes = fstats.bytes - parsed_bytes + chunk_bytes;
     view.skipped_invalid_json = fstats.skipped_invalid_json;
     view.skipped_no_msg = fstats.skipped_no_msg;
     view.invalid_utf8 = fstats.invalid_utf8;
@@ -333,14 +444,14 @@ bool Ingestor::read_bundle(const std::string& dir, std::string* error) {
       dir,
       [&](const BundleLine& bl) {
         if (bl.ctx != cur || bl.ctx->file != cur_file) {
-          m.end_of_file_stream();
           cur = bl.ctx;
           cur_file = bl.ctx->file;
-          m.parser.begin_file(*bl.ctx);
+          m.begin_chunked_file(*bl.ctx);
         }
-        if (m.parser.parse(bl.raw, bl.line_no, &rec)) m.process(rec);
+        m.file_line(bl.raw, bl.line_no, &rec);
       },
       &m.fstats, error);
+  m.flush_chunk();
   m.end_of_file_stream();
   m.have_file = false;
   return ok;
@@ -361,16 +472,13 @@ void Ingestor::read_file(const std::string& path, const std::string& bundle_rela
   FileContext ctx;
   ctx.host_dir = host_dir_name;
   ctx.file = bundle_relative;
-  m.parser.begin_file(ctx);
+  m.begin_chunked_file(ctx);
   std::vector<char> buf(1 << 20);
   std::string carry;  // a line split across reads
   bool discarding = false;  // past max_line_bytes of the current line
   uint64_t line_no = 0;
   LogRecord rec;
-  auto handle = [&](std::string_view line) {
-    ++line_no;
-    if (m.parser.parse(line, line_no, &rec)) m.process(rec);
-  };
+  auto handle = [&](std::string_view line) { m.file_line(line, ++line_no, &rec); };
   const size_t max_line = std::max<size_t>(m.opts.max_line_bytes, 64);
   for (;;) {
     int n = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
@@ -420,6 +528,7 @@ void Ingestor::read_file(const std::string& path, const std::string& bundle_rela
   }
   if (!carry.empty() && !discarding) handle(carry);
   gzclose(gz);
+  m.flush_chunk();
   m.end_of_file_stream();
 }
 

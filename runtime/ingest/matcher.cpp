@@ -14,6 +14,8 @@ Matcher::Matcher() = default;
 Matcher::~Matcher() {
   if (scratch_) hs_free_scratch(scratch_);
   if (db_) hs_free_database(db_);
+  if (chunk_scratch_) hs_free_scratch(chunk_scratch_);
+  if (chunk_db_) hs_free_database(chunk_db_);
 }
 
 bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std::string>* notes) {
@@ -111,7 +113,67 @@ bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std
     if (error) *error = "cannot allocate Hyperscan scratch";
     return false;
   }
+  // The chunk database: every pattern, as a prefilter over raw lines.
+  if (fallback_.empty() && !patterns_.empty()) {
+    std::vector<std::string> texts;
+    std::vector<const char*> exprs;
+    std::vector<unsigned> fl, ids;
+    for (uint32_t i = 0; i < patterns_.size(); ++i) {
+      std::string t = patterns_[i].text;
+      if (!t.empty() && t[0] == '^') t.erase(0, 1);  // msg start is not line start
+      texts.push_back(std::move(t));
+    }
+    for (uint32_t i = 0; i < patterns_.size(); ++i) {
+      exprs.push_back(texts[i].c_str());
+      fl.push_back(HS_FLAG_MULTILINE | (patterns_[i].prefilter ? HS_FLAG_PREFILTER : 0u));
+      ids.push_back(i);
+    }
+    hs_compile_error_t* cerr = nullptr;
+    hs_database_t* db = nullptr;
+    // Fails e.g. for a pattern that matches the empty string: then no chunk mode.
+    if (hs_compile_multi(exprs.data(), fl.data(), ids.data(), static_cast<unsigned>(exprs.size()),
+                         HS_MODE_BLOCK, nullptr, &db, &cerr) == HS_SUCCESS) {
+      if (hs_alloc_scratch(db, &chunk_scratch_) == HS_SUCCESS) {
+        chunk_db_ = db;
+      } else {
+        hs_free_database(db);
+      }
+    } else if (cerr) {
+      hs_free_compile_error(cerr);
+    }
+  }
   return true;
+}
+
+namespace {
+struct ChunkCtx {
+  const std::vector<uint32_t>* starts;
+  std::vector<uint32_t>* lines;
+  uint64_t cur_begin = 1, cur_end = 0;  // byte range of the last reported line
+};
+int on_chunk_match(unsigned, unsigned long long, unsigned long long to, unsigned, void* p) {
+  auto* c = static_cast<ChunkCtx*>(p);
+  uint64_t last = to - 1;  // offset of the match's last byte
+  if (last >= c->cur_begin && last < c->cur_end) return 0;  // same line as before
+  const auto& st = *c->starts;
+  auto it = std::upper_bound(st.begin(), st.end(), static_cast<uint32_t>(last));
+  uint32_t line = static_cast<uint32_t>(it - st.begin()) - 1;
+  c->lines->push_back(line);
+  c->cur_begin = st[line];
+  c->cur_end = it == st.end() ? UINT64_MAX : *it;
+  return 0;
+}
+}  // namespace
+
+void Matcher::scan_chunk(std::string_view buf, const std::vector<uint32_t>& line_start,
+                         std::vector<uint32_t>* lines) const {
+  lines->clear();
+  if (!chunk_db_ || buf.empty() || line_start.empty()) return;
+  ChunkCtx ctx{&line_start, lines};
+  hs_scan(chunk_db_, buf.data(), static_cast<unsigned>(buf.size()), 0, chunk_scratch_,
+          on_chunk_match, &ctx);
+  std::sort(lines->begin(), lines->end());
+  lines->erase(std::unique(lines->begin(), lines->end()), lines->end());
 }
 
 namespace {

@@ -65,6 +65,17 @@ class Matcher {
   size_t database_patterns() const { return db_ids_.size(); }
   bool has_multiline() const { return has_multiline_; }
 
+  // Chunk mode (bundle files): one scan over many raw lines joined with '\n'
+  // (no SINGLEMATCH, multi-line anchors, leading '^' dropped: a superset
+  // prefilter) reports which lines can match at all; only those lines are
+  // parsed and matched exactly with scan(). False when some pattern cannot be
+  // used that way (then every line is parsed).
+  bool chunk_mode() const { return chunk_db_ != nullptr; }
+  // Indexes of lines (line_start[i] = offset of line i in `buf`) that may
+  // match, ascending, deduplicated.
+  void scan_chunk(std::string_view buf, const std::vector<uint32_t>& line_start,
+                  std::vector<uint32_t>* lines) const;
+
   // RE2 confirmation of pattern `p` (through its representative signature).
   bool confirm(uint32_t p, std::string_view text, FieldValues* caps) const;
 
@@ -74,6 +85,8 @@ class Matcher {
   std::vector<uint32_t> db_ids_;     // Hyperscan id -> pattern index
   std::vector<uint32_t> fallback_;   // patterns not in the database
   hs_database* db_ = nullptr;
+  hs_database* chunk_db_ = nullptr;
+  mutable hs_scratch* chunk_scratch_ = nullptr;
   mutable hs_scratch* scratch_ = nullptr;
   bool has_multiline_ = false;
 };

@@ -156,5 +156,29 @@ TEST_F(BadInput, ErrorsInEveryFileAreReported) {
   EXPECT_NE(text.find("2 errors generated in 2 files."), std::string::npos) << text;
 }
 
+
+TEST_F(BadInput, LongAndChainIsNotRecursion) {
+  std::string text = "reflex 1\nsignature s { on gpu match /^(?P<x>\\d)/ field x: int when x == 1";
+  for (int i = 0; i < 100000; ++i) text += " and x == 1";
+  text += " }\n";
+  CompileResult r = check(write("chain.rfx", text));
+  EXPECT_EQ(r.errors(), 0) << dump(r);
+  ASSERT_TRUE(r.kb);
+  ASSERT_TRUE(r.kb->signatures[0].when);
+  EXPECT_EQ(r.kb->signatures[0].when->children.size(), 100001u);
+}
+
+TEST_F(BadInput, DeepPatternAndExtendsChains) {
+  std::string text = "reflex 1\n";
+  for (int i = 0; i < 5000; ++i)
+    text += "pattern p" + std::to_string(i) + " = p" + std::to_string(i + 1) + "\n";
+  text += "pattern p5000 = /^x/\nsignature s { on gpu match p0 }\n";
+  for (int i = 0; i < 5000; ++i)
+    text += "signature e" + std::to_string(i) + " extends e" + std::to_string(i + 1) + " { }\n";
+  text += "signature e5000 { on gpu match /^y/ }\n";
+  CompileResult r = check(write("chains.rfx", text));
+  EXPECT_TRUE(has_code(r, "E004")) << dump(r).substr(0, 2000);
+}
+
 }  // namespace
 }  // namespace reflex

@@ -1,5 +1,5 @@
 # CI accuracy gate (run by ctest as sim_accuracy_gate):
-#   reflex-sim --seed 20261129 --count 220 --hosts 8  ->  reflex eval --kb KB --format json
+#   reflex-sim --seed 20261129 --count 200 --hosts 6  ->  reflex eval --kb KB --format json
 # Fails when top-1 device accuracy < the floor in accuracy_floor.txt; prints the
 # per-scenario table either way so a failure says what regressed.
 foreach(v SIM REFLEX KB FLOOR_FILE WORK)
@@ -14,7 +14,7 @@ if(floor STREQUAL "")
 endif()
 
 file(REMOVE_RECURSE ${WORK})
-execute_process(COMMAND ${SIM} --seed 20261129 --count 220 --hosts 8 --noise-lines-per-host 30
+execute_process(COMMAND ${SIM} --seed 20261129 --count 200 --hosts 6 --noise-lines-per-host 20
                         --quiet --out ${WORK}
                 RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)

@@ -1,0 +1,471 @@
+// End-to-end tests of `reflex diagnose` / `reflex watch` with the test KB in
+// tests/engine/kb and bundles written by the tests (real-format lines, cited).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_util.h"
+
+using namespace rt;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kReflex = REFLEX_BIN;
+const std::string kKb = TEST_KB_DIR;
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp_fd(int fd) {
+  std::string s;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
+  return s;
+}
+
+// A child process with pipes on stdin/stdout/stderr.
+struct Proc {
+  pid_t pid = -1;
+  int in = -1, out = -1, err = -1;
+  explicit Proc(const std::vector<std::string>& args) {
+    int pi[2], po[2], pe[2];
+    if (pipe(pi) || pipe(po) || pipe(pe)) return;
+    pid = fork();
+    if (pid == 0) {
+      dup2(pi[0], 0);
+      dup2(po[1], 1);
+      dup2(pe[1], 2);
+      for (int fd : {pi[0], pi[1], po[0], po[1], pe[0], pe[1]}) close(fd);
+      std::vector<char*> av;
+      for (auto& a : args) av.push_back(const_cast<char*>(a.c_str()));
+      av.push_back(nullptr);
+      execv(av[0], av.data());
+      _exit(127);
+    }
+    close(pi[0]);
+    close(po[1]);
+    close(pe[1]);
+    in = pi[1];
+    out = po[0];
+    err = pe[0];
+  }
+  void write_in(const std::string& s) {
+    size_t off = 0;
+    while (off < s.size()) {
+      ssize_t n = ::write(in, s.data() + off, s.size() - off);
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+  }
+  void close_in() {
+    if (in >= 0) close(in);
+    in = -1;
+  }
+  Result wait() {
+    close_in();
+    Result r;
+    // Read both pipes concurrently so neither fills up.
+    std::thread t([&] { r.err = slurp_fd(err); });
+    r.out = slurp_fd(out);
+    t.join();
+    int st = 0;
+    waitpid(pid, &st, 0);
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    close(out);
+    close(err);
+    return r;
+  }
+};
+
+Result run(std::vector<std::string> args, const std::string& stdin_data = "") {
+  args.insert(args.begin(), kReflex);
+  Proc p(args);
+  p.write_in(stdin_data);
+  return p.wait();
+}
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag = "") {
+    path = fs::temp_directory_path() /
+           ("reflex-cli-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name() + tag);
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    if (std::getenv("REFLEX_TEST_KEEP")) return;  // debugging: keep the bundles
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+void write(const fs::path& p, const std::string& s) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << s;
+}
+
+std::string hex2(int v) {
+  char b[8];
+  std::snprintf(b, sizeof b, "%02x", v);
+  return b;
+}
+
+// Raw dmesg seconds since boot; hosts boot at 08:00:00Z (boot_time file).
+std::string dmesg(double secs, const std::string& msg) {
+  char b[64];
+  std::snprintf(b, sizeof b, "[%12.6f] ", secs);
+  return b + msg + "\n";
+}
+
+// The watchdog line of reference/domain.md §5.4 for rank r at 10:51:02 + dt (glog prefix).
+std::string watchdog(int r, double sec = 2.4) {
+  char b[512];
+  std::snprintf(b, sizeof b,
+                "[rank%d]:[E305 10:51:%09.6f ProcessGroupNCCL.cpp:632] [Rank %d] Watchdog caught "
+                "collective operation timeout: WorkNCCL(SeqNum=41822, OpType=ALLREDUCE, "
+                "NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 "
+                "milliseconds before timing out.\n",
+                r, sec, r);
+  return b;
+}
+
+// A PCIe cascade: the switch above GPU g of `bad` host fails at 10:41:02
+// (9662 s after boot), the GPU falls off, every rank's watchdog fires.
+void cascade_bundle(const fs::path& dir, int hosts, int bad, int g, bool minimal_topology = false,
+                    const std::string& job = "job-1") {
+  std::vector<int> hs;
+  for (int h = 0; h < hosts; ++h) hs.push_back(h);
+  write(dir / "topology.json", topo_json(hosts, {{job, hs}}, false, minimal_topology));
+  for (int h = 0; h < hosts; ++h) {
+    std::string hn = "node-" + std::to_string(h);
+    write(dir / "hosts" / hn / "boot_time", "2026-03-05T08:00:00Z\n");
+    std::string k = dmesg(12.5, "Linux version 5.15.0-105-generic (test)");
+    if (h == bad) {
+      std::string sw = "0000:" + hex2(0x10 + g * 0x10) + ":00.0";
+      std::string gpu_bdf = "0000:" + hex2(0x11 + g * 0x10) + ":00";
+      // source: reference/domain.md §3.1 (format), bus numbers of the test topology
+      k += dmesg(9662.301144, "pcieport " + sw + ": AER: Uncorrected (Fatal) error received: " + sw);
+      k += dmesg(9662.301150, "pcieport " + sw +
+                                  ": PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction "
+                                  "Layer, (Requester ID)");
+      // source: reference/domain.md §2.1 / §2.3 (format)
+      k += dmesg(9662.910385, "NVRM: Xid (PCI:" + gpu_bdf +
+                                  "): 79, pid=48213, name=python, GPU has fallen off the bus.");
+    }
+    write(dir / "hosts" / hn / "kern.log", k);
+    std::string t = "2026-03-05 10:02:11 [INFO] training started\n";
+    for (int gi = 0; gi < 8; ++gi) t += watchdog(h * 8 + gi);
+    write(dir / "hosts" / hn / "train.log", t);
+  }
+}
+
+json diagnose_json(const std::vector<std::string>& extra) {
+  std::vector<std::string> a = {"diagnose", "--kb", kKb};
+  a.insert(a.end(), extra.begin(), extra.end());
+  Result r = run(a);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out;
+  return j;
+}
+
+json strip_notes(json j) {
+  j.erase("notes");
+  if (j.contains("incidents"))
+    for (auto& i : j["incidents"]) i.erase("notes");
+  return j;
+}
+
+}  // namespace
+
+TEST(Cli, CascadeAcrossHostsNamesTheSwitch) {
+  TempDir d;
+  cascade_bundle(d.path, 2, 1, 5);
+  json j = diagnose_json({d.path.string()});
+  ASSERT_TRUE(j["trigger"].is_object()) << j.dump(2);
+  EXPECT_EQ(j["trigger"]["event"], "t_watchdog");
+  ASSERT_FALSE(j["root_causes"].empty()) << j.dump(2);
+  EXPECT_EQ(j["root_causes"][0]["device"], pcie(1, 5));
+  EXPECT_EQ(j["root_causes"][0]["fault_class"], "pcie");
+  EXPECT_EQ(j["root_causes"][0]["action"], "drain node-1; inspect " + pcie(1, 5));
+  auto& chain = j["root_causes"][0]["chain"];
+  ASSERT_EQ(chain.size(), 3u);
+  EXPECT_EQ(chain[1]["event"], "t_xid79");
+  EXPECT_EQ(chain[1]["ts"], "2026-03-05T10:41:02.910385Z");
+  EXPECT_EQ(chain[1]["relation"], "effect below cause");
+  EXPECT_NE(chain[1]["rule"].get<std::string>().find("engine_test.rfx:"), std::string::npos);
+  EXPECT_EQ(chain[1]["evidence"], "hosts/node-1/kern.log:4");
+  EXPECT_EQ(chain[2], j["root_causes"][0]["chain"].back());
+  EXPECT_EQ(chain[2]["device"], j["trigger"]["device"]);
+  EXPECT_TRUE(j["unexplained"].empty());
+}
+
+TEST(Cli, ClockSkewOfAFewSecondsIsTolerated) {
+  TempDir d;
+  cascade_bundle(d.path, 1, 0, 2);
+  // The rank on the lost GPU reports from an application clock running ~3 s
+  // behind the kernel's: its line appears *before* the Xid.
+  std::string t = "2026-03-05 10:02:11 [INFO] training started\n";
+  t += "[rank2]:[E305 10:40:59.900000000 ProcessGroupNCCL.cpp:632] [Rank 2] Watchdog caught "
+       "collective operation timeout: WorkNCCL(SeqNum=41822, OpType=ALLREDUCE, NumelIn=1, "
+       "NumelOut=1, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.\n";
+  write(d.path / "hosts/node-0/train.log", t);
+  json j = diagnose_json({d.path.string()});
+  ASSERT_FALSE(j["root_causes"].empty()) << j.dump(2);
+  EXPECT_EQ(j["root_causes"][0]["device"], pcie(0, 2));
+  EXPECT_EQ(j["root_causes"][0]["chain"].size(), 3u) << j.dump(2);
+}
+
+TEST(Cli, TopologyWithoutOptionalFields) {
+  TempDir d;
+  cascade_bundle(d.path, 2, 1, 3, /*minimal_topology=*/true);
+  json j = diagnose_json({d.path.string()});
+  ASSERT_FALSE(j["root_causes"].empty()) << j.dump(2);
+  // No BDFs, no PCIe tree: the GPU is known only by the BDF in the Xid line.
+  EXPECT_EQ(j["root_causes"][0]["device"], "node-1/gpu@0000:41:00.0") << j.dump(2);
+}
+
+TEST(Cli, HostThatDiedSilently) {
+  TempDir d;
+  write(d.path / "topology.json", topo_json(4, {{"job-1", {0, 1, 2, 3}}}));
+  for (int h = 0; h < 4; ++h) {
+    std::string hn = "node-" + std::to_string(h);
+    write(d.path / "hosts" / hn / "boot_time", "2026-03-05T08:00:00Z\n");
+    write(d.path / "hosts" / hn / "kern.log",
+          dmesg(12.5, "Linux version 5.15.0-105-generic (test)") +
+              dmesg(9000.0, "mlx5_core 0000:12:00.0: mlx5_cmd_out_err:838:(pid 1441871): "
+                            "ACCESS_REG(0x805) op_mod(0x1) failed, status bad resource(0x5), "
+                            "syndrome (0x305684), err(-22)"));
+    if (h == 2) continue;  // node-2 stops logging at 10:30
+    std::string t = "2026-03-05 10:40:00 [INFO] step 100\n";
+    for (int g = 0; g < 8; ++g)
+      // format: reference/domain.md §5.2; values of the test topology
+      t += "node-" + std::to_string(h) + ":4821" + std::to_string(g) + ":4830" +
+           std::to_string(g) + " [" + std::to_string(g) +
+           "] NCCL WARN NET/IB : Got completion from peer 10.2.2." + std::to_string(g) +
+           "<41422> with status=12 opcode=0 len=0 vendor err 129 (Send)\n";
+    t += "2026-03-05 10:40:30 [INFO] still here\n";
+    for (int g = 0; g < 8; ++g) t += watchdog(h * 8 + g);
+    write(d.path / "hosts" / hn / "train.log", t);
+  }
+  json j = diagnose_json({d.path.string()});
+  ASSERT_FALSE(j["root_causes"].empty()) << j.dump(2);
+  EXPECT_EQ(j["root_causes"][0]["device"], "node-2");
+  EXPECT_EQ(j["root_causes"][0]["fault_class"], "host_kernel");
+  EXPECT_EQ(j["root_causes"][0]["chain"][0]["evidence"], nullptr);
+}
+
+TEST(Cli, TwoConcurrentIncidents) {
+  TempDir d;
+  cascade_bundle(d.path, 2, 1, 5);
+  // A second job on other hosts with its own switch failure.
+  TempDir other("-other");
+  cascade_bundle(other.path, 2, 0, 6);
+  std::string topo =
+      topo_json(4, {{"job-1", {0, 1}}, {"job-2", {2, 3}}});
+  write(d.path / "topology.json", topo);
+  for (int h = 0; h < 2; ++h) {
+    std::string from = "node-" + std::to_string(h), to = "node-" + std::to_string(h + 2);
+    fs::create_directories(d.path / "hosts" / to);
+    std::string k, t;
+    std::ifstream kin(other.path / "hosts" / from / "kern.log");
+    k.assign(std::istreambuf_iterator<char>(kin), {});
+    std::ifstream tin(other.path / "hosts" / from / "train.log");
+    t.assign(std::istreambuf_iterator<char>(tin), {});
+    write(d.path / "hosts" / to / "kern.log", k);
+    write(d.path / "hosts" / to / "boot_time", "2026-03-05T08:00:00Z\n");
+    // job-2's ranks are 0..15 on node-2/3
+    write(d.path / "hosts" / to / "train.log", t);
+  }
+  json j = diagnose_json({d.path.string()});
+  ASSERT_TRUE(j.contains("incidents")) << j.dump(2);
+  ASSERT_EQ(j["incidents"].size(), 2u);
+  std::set<std::string> roots;
+  for (auto& inc : j["incidents"]) {
+    ASSERT_FALSE(inc["root_causes"].empty());
+    roots.insert(inc["root_causes"][0]["device"]);
+  }
+  EXPECT_EQ(roots, (std::set<std::string>{pcie(1, 5), pcie(2, 6)}));
+}
+
+TEST(Cli, EventsInputGivesTheSameDiagnosisAsTheBundle) {
+  TempDir d;
+  cascade_bundle(d.path, 3, 2, 1);
+  Result ev = run({"events", "--kb", kKb, d.path.string()});
+  ASSERT_EQ(ev.rc, 0) << ev.err;
+  ASSERT_FALSE(ev.out.empty());
+  write(d.path.parent_path() / (d.path.filename().string() + ".events.jsonl"), ev.out);
+  fs::path evfile = d.path.parent_path() / (d.path.filename().string() + ".events.jsonl");
+  json from_bundle = diagnose_json({d.path.string()});
+  json from_events =
+      diagnose_json({"--topology", (d.path / "topology.json").string(), "--events", evfile.string()});
+  EXPECT_EQ(strip_notes(from_bundle), strip_notes(from_events));
+  // And from stdin.
+  Result r = run({"diagnose", "--kb", kKb, "--topology", (d.path / "topology.json").string(),
+                  "--events", "-"},
+                 ev.out);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(strip_notes(json::parse(r.out)), strip_notes(from_bundle));
+  fs::remove(evfile);
+}
+
+TEST(Cli, ShippedKbOnTheDemoBundleSameEitherWay) {
+  const std::string kb = std::string(REFLEX_SOURCE_DIR) + "/kb";
+  const std::string bundle = std::string(REFLEX_SOURCE_DIR) + "/examples/incident-pcie";
+  Result ev = run({"events", "--kb", kb, bundle});
+  ASSERT_EQ(ev.rc, 0) << ev.err;
+  Result a = run({"diagnose", "--kb", kb, bundle});
+  ASSERT_EQ(a.rc, 0) << a.err;
+  Result b = run({"diagnose", "--kb", kb, "--topology", bundle + "/topology.json", "--events", "-"},
+                 ev.out);
+  ASSERT_EQ(b.rc, 0) << b.err;
+  json ja = json::parse(a.out), jb = json::parse(b.out);
+  EXPECT_EQ(strip_notes(ja), strip_notes(jb));
+  ASSERT_FALSE(ja["root_causes"].empty());
+  EXPECT_EQ(ja["root_causes"][0]["device"], "node-0018/pcie/0000:5c:00.0");
+}
+
+TEST(Cli, TextAndDotFormats) {
+  TempDir d;
+  cascade_bundle(d.path, 2, 1, 5);
+  Result t = run({"diagnose", "--kb", kKb, "--format", "text", d.path.string()});
+  ASSERT_EQ(t.rc, 0) << t.err;
+  EXPECT_NE(t.out.find("Root cause: " + pcie(1, 5)), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("hosts/node-1/kern.log:2"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("action:"), std::string::npos);
+  Result g = run({"diagnose", "--kb", kKb, "--format", "dot", d.path.string()});
+  ASSERT_EQ(g.rc, 0) << g.err;
+  EXPECT_EQ(g.out.rfind("digraph", 0), 0u);
+  EXPECT_NE(g.out.find(pcie(1, 5)), std::string::npos);
+}
+
+TEST(Cli, ExitCodes) {
+  TempDir d;
+  cascade_bundle(d.path, 1, 0, 0);
+  EXPECT_EQ(run({"diagnose"}).rc, 2);
+  EXPECT_EQ(run({"diagnose", "--help"}).rc, 0);
+  EXPECT_EQ(run({"diagnose", "--kb", kKb}).rc, 2);  // no bundle
+  EXPECT_EQ(run({"diagnose", "--kb", kKb, (d.path / "nope").string()}).rc, 2);
+  EXPECT_EQ(run({"diagnose", "--kb", kKb, "--format", "xml", d.path.string()}).rc, 2);
+  EXPECT_EQ(run({"diagnose", "--kb", kKb, "--settle", "soon", d.path.string()}).rc, 2);
+  // Bad topology: exit 2 and the error names the file.
+  write(d.path / "bad-topology.json", "{\"hosts\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}");
+  Result bt = run({"diagnose", "--kb", kKb, "--topology", (d.path / "bad-topology.json").string(),
+                   d.path.string()});
+  EXPECT_EQ(bt.rc, 2);
+  EXPECT_NE(bt.err.find("bad-topology.json"), std::string::npos) << bt.err;
+  // KB errors: exit 2 with the compiler's diagnostics.
+  write(d.path / "badkb" / "x.rfx", "reflex 1\nsignature {\n");
+  Result bk = run({"diagnose", "--kb", (d.path / "badkb").string(), d.path.string()});
+  EXPECT_EQ(bk.rc, 2);
+  EXPECT_NE(bk.err.find("x.rfx"), std::string::npos) << bk.err;
+  // Missing --events file.
+  EXPECT_EQ(run({"diagnose", "--kb", kKb, "--events", (d.path / "none.jsonl").string()}).rc, 2);
+  // No root cause is still exit 0, with the symptoms unexplained.
+  TempDir q("-q");
+  write(q.path / "topology.json", topo_json(1, {{"job-1", {0}}}));
+  write(q.path / "hosts/node-0/train.log",
+        "2026-03-05 10:02:11 [INFO] training started\n" + watchdog(0) + watchdog(1));
+  Result nr = run({"diagnose", "--kb", kKb, q.path.string()});
+  EXPECT_EQ(nr.rc, 0) << nr.err;
+  json j = json::parse(nr.out);
+  EXPECT_TRUE(j["root_causes"].empty());
+  EXPECT_EQ(j["unexplained"].size(), 2u);
+  // Fault evidence without a symptom: trigger null, still diagnosed.
+  write(q.path / "hosts/node-0/train.log", "2026-03-05 10:02:11 [INFO] training started\n");
+  write(q.path / "hosts/node-0/boot_time", "2026-03-05T08:00:00Z\n");
+  write(q.path / "hosts/node-0/kern.log",
+        dmesg(9662.9, "NVRM: Xid (PCI:0000:41:00): 79, pid=48213, name=python, GPU has fallen off "
+                      "the bus."));
+  Result nt = run({"diagnose", "--kb", kKb, q.path.string()});
+  ASSERT_EQ(nt.rc, 0) << nt.err;
+  json jt = json::parse(nt.out);
+  EXPECT_TRUE(jt["trigger"].is_null());
+  ASSERT_FALSE(jt["root_causes"].empty());
+  EXPECT_EQ(jt["root_causes"][0]["device"], gpu(0, 3));
+}
+
+namespace {
+std::string envelope(const std::string& host, const std::string& ts, const std::string& source,
+                     const std::string& msg) {
+  json j;
+  j["host"] = host;
+  j["ts"] = ts;
+  j["source"] = source;
+  j["msg"] = msg;
+  return j.dump() + "\n";
+}
+
+std::string cascade_envelopes() {
+  std::string s;
+  // source: reference/domain.md §3.1, §2.3 (formats)
+  s += envelope("node-1", "2026-03-05T10:41:02.301144Z", "kernel",
+                "pcieport 0000:40:00.0: AER: Uncorrected (Fatal) error received: 0000:40:00.0");
+  s += envelope("node-1", "2026-03-05T10:41:02.910385Z", "kernel",
+                "NVRM: Xid (PCI:0000:41:00): 79, pid=48213, name=python, GPU has fallen off the "
+                "bus.");
+  for (int r = 0; r < 16; ++r)
+    s += envelope("node-" + std::to_string(r / 8), "2026-03-05T10:51:02.400000Z", "app",
+                  watchdog(r).substr(0, watchdog(r).size() - 1));
+  return s;
+}
+}  // namespace
+
+TEST(Cli, WatchPrintsDiagnosesAtEof) {
+  TempDir d;
+  write(d.path / "topology.json", topo_json(2, {{"job-1", {0, 1}}}));
+  std::string in = "not json at all\n{\"host\": \"node-0\"}\n" + cascade_envelopes();
+  Result r = run({"watch", "--kb", kKb, "--topology", (d.path / "topology.json").string()}, in);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  // One JSON document per line.
+  std::vector<json> docs;
+  size_t pos = 0;
+  while (pos < r.out.size()) {
+    size_t nl = r.out.find('\n', pos);
+    docs.push_back(json::parse(r.out.substr(pos, nl - pos)));
+    pos = nl + 1;
+  }
+  ASSERT_GE(docs.size(), 1u) << r.out;
+  EXPECT_EQ(docs.back()["root_causes"][0]["device"], pcie(1, 3));
+  EXPECT_NE(r.err.find("skipped 2 bad envelope"), std::string::npos) << r.err;
+}
+
+TEST(Cli, WatchSigtermDiagnosesOpenIncidentsAndSighupReloads) {
+  TempDir d;
+  write(d.path / "topology.json", topo_json(2, {{"job-1", {0, 1}}}));
+  // A KB copy we can break for the reload.
+  fs::copy(kKb, d.path / "kb", fs::copy_options::recursive);
+  Proc p({kReflex, "watch", "--kb", (d.path / "kb").string(), "--topology",
+          (d.path / "topology.json").string()});
+  p.write_in(cascade_envelopes());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  write(d.path / "kb" / "broken.rfx", "reflex 1\nrule {\n");
+  kill(p.pid, SIGHUP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(p.pid, SIGTERM);
+  Result r = p.wait();
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("reload failed"), std::string::npos) << r.err;
+  ASSERT_FALSE(r.out.empty()) << r.err;
+  json last = json::parse(r.out.substr(r.out.rfind('\n', r.out.size() - 2) == std::string::npos
+                                           ? 0
+                                           : r.out.rfind('\n', r.out.size() - 2) + 1));
+  EXPECT_EQ(last["root_causes"][0]["device"], pcie(1, 3));
+}
