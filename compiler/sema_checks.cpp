@@ -1003,7 +1003,8 @@ void pass_rules(Sema& s) {
         }
         // Type-check against every effect (shorthand rules share the where).
         bool cause_known = ce.known;
-        for (const auto& [eid, ee] : effects) {
+        for (const auto& effect : effects) {
+          const EventInfo& ee = effect.second;  // (clang 14: no lambda capture of bindings)
           if (!cause_known || !ee.known) continue;
           auto kind_for = [&](const DeviceRef& d) {
             const EventInfo& ev = d.side == DeviceRef::Side::cause ? ce : ee;

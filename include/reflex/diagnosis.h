@@ -14,12 +14,12 @@ namespace reflex {
 
 // One event as the diagnosis cites it.
 struct EventRef {
-  std::string event;   // signature or latent name
-  std::string device;  // spec §2 id
-  EventTime time;      // ts = time.wall; raw dmesg without boot time has only time.mono
+  std::string event;     // signature or latent name
+  std::string device;    // spec §2 id
+  EventTime time;        // ts = time.wall; raw dmesg without boot time has only time.mono
   std::string evidence;  // "hosts/node-0017/kern.log:812"; "" for a hypothesised latent
   std::string line;
-  uint64_t count = 1;  // storms folded into one event
+  uint64_t count = 1;   // storms folded into one event
   bool latent = false;  // hypothesised, no log line of its own
 };
 
@@ -27,7 +27,7 @@ struct EventRef {
 // to the previous link (empty for the first link, the root).
 struct ChainLink {
   EventRef ev;
-  std::string rule;      // Rule.loc.str(), e.g. "kb/pcie.rfx:41"
+  std::string rule;  // Rule.loc.str(), e.g. "kb/pcie.rfx:41"
   std::string rule_name;
   std::string relation;  // "effect below cause", "any", ...
   double strength = 1.0;
@@ -40,7 +40,7 @@ struct RootCause {
   std::string subclass;     // the KB's finer class, "" when the class is standard
   std::string event;
   double score = 0;
-  std::string action;       // placeholders expanded
+  std::string action;  // placeholders expanded
   std::string remediation;
   std::string component;    // optional finer part
   std::string description;  // placeholders expanded
@@ -52,14 +52,14 @@ struct RootCause {
 };
 
 struct Diagnosis {
-  std::optional<EventRef> trigger;  // null: fault evidence but no job-level symptom
+  std::optional<EventRef> trigger;     // null: fault evidence but no job-level symptom
   std::vector<RootCause> root_causes;  // best first, at most 5
   std::vector<EventRef> unexplained;   // symptoms nothing explains
   std::vector<std::string> notes;
   std::string incident;  // stable id
   int revision = 1;
   std::vector<std::string> eviction_set;
-  std::string job;  // "job/<id>" of the incident, "" when none
+  std::string job;   // "job/<id>" of the incident, "" when none
   int symptoms = 0;  // job-level symptom events in the incident
 };
 

@@ -53,8 +53,8 @@ struct EngineStats {
   uint64_t revisions = 0;          // emitted diagnoses with revision > 1
   uint64_t open_incidents = 0;
   uint64_t reloads = 0, failed_reloads = 0;
-  uint64_t dropped_events = 0;     // retention
-  IngestStats ingest;              // summed over ingestors (one per reload)
+  uint64_t dropped_events = 0;  // retention
+  IngestStats ingest;           // summed over ingestors (one per reload)
 };
 
 using DiagnosisCallback = std::function<void(const Diagnosis&)>;

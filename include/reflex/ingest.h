@@ -23,6 +23,10 @@ struct IngestOptions {
   bool strict_transport = false;    // refuse syslog text tagged "kernel:" as kernel
   size_t max_line_bytes = 1 << 20;  // longer lines are truncated and counted
   double default_dedup_s = 0;       // dedup window for signatures without one
+  // Files of text formats are scanned a chunk at a time and only lines that
+  // can match are parsed (docs/ingest.md). false = parse every line (tests,
+  // exact per-line format counters).
+  bool chunk_mode = true;
 };
 
 struct IngestStats {

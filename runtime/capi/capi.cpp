@@ -3,13 +3,13 @@
 #include "reflex/reflex.h"
 
 #include <cstdlib>
-#include <deque>
-#include <optional>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "reflex/artifact.h"
@@ -24,7 +24,7 @@ struct reflex_engine {
   std::mutex cb_mu;  // guards fn/user against a concurrent reflex_set_callback
   reflex_diagnosis_fn fn = nullptr;
   void* user = nullptr;
-  std::mutex poll_mu;  // guards pending
+  std::mutex poll_mu;               // guards pending
   std::deque<std::string> pending;  // drained from Engine::poll, handed out one by one
 };
 
@@ -91,24 +91,37 @@ std::shared_ptr<const reflex::Topology> load_topo_path(const char* path, std::st
 
 extern "C" {
 
-const char* reflex_version(void) { return reflex::engine_version(); }
+const char* reflex_version(void) {
+  return reflex::engine_version();
+}
 
 const char* reflex_status_name(reflex_status s) {
   switch (s) {
-    case REFLEX_OK: return "ok";
-    case REFLEX_ERR_INVALID_ARGUMENT: return "invalid argument";
-    case REFLEX_ERR_KB: return "knowledge base error";
-    case REFLEX_ERR_TOPOLOGY: return "topology error";
-    case REFLEX_ERR_IO: return "i/o error";
-    case REFLEX_ERR_NO_MEMORY: return "out of memory";
-    case REFLEX_ERR_INTERNAL: return "internal error";
+    case REFLEX_OK:
+      return "ok";
+    case REFLEX_ERR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case REFLEX_ERR_KB:
+      return "knowledge base error";
+    case REFLEX_ERR_TOPOLOGY:
+      return "topology error";
+    case REFLEX_ERR_IO:
+      return "i/o error";
+    case REFLEX_ERR_NO_MEMORY:
+      return "out of memory";
+    case REFLEX_ERR_INTERNAL:
+      return "internal error";
   }
   return "unknown status";
 }
 
-const char* reflex_last_error(void) { return t_error.c_str(); }
+const char* reflex_last_error(void) {
+  return t_error.c_str();
+}
 
-void reflex_free(void* p) { std::free(p); }
+void reflex_free(void* p) {
+  std::free(p);
+}
 
 reflex_status reflex_engine_open(const char* kb_path, const char* topology_path,
                                  const reflex_options* options, reflex_engine** out) {

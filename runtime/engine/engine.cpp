@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -34,7 +34,8 @@ bool validate_kb_for_engine(const KnowledgeBase& kb, std::string* error) {
   for (auto& l : kb.latents) lats.insert(l.name);
   for (auto& r : kb.rules) {
     if (!sigs.count(r.cause) && !lats.count(r.cause)) {
-      if (error) *error = r.loc.str() + ": rule '" + r.name + "' names unknown cause '" + r.cause + "'";
+      if (error)
+        *error = r.loc.str() + ": rule '" + r.name + "' names unknown cause '" + r.cause + "'";
       return false;
     }
     if (!sigs.count(r.effect)) {
@@ -279,8 +280,8 @@ struct Engine::Impl {
     auto now = std::chrono::steady_clock::now();
     for (auto& inc : open) {
       if (!inc.dirty) continue;
-      bool due = force || (inc.deadline != kNoWall && watermark != kNoWall &&
-                           watermark >= inc.deadline) ||
+      bool due = force ||
+                 (inc.deadline != kNoWall && watermark != kNoWall && watermark >= inc.deadline) ||
                  now >= inc.steady_deadline;
       if (due) diagnose_incident(inc);
     }
@@ -386,7 +387,6 @@ Engine::Engine(std::shared_ptr<const KnowledgeBase> kb, std::shared_ptr<const To
 
 Engine::~Engine() = default;
 
-
 void Engine::set_callback(DiagnosisCallback cb) {
   std::lock_guard<std::mutex> lk(impl_->mu);
   impl_->cb = std::move(cb);
@@ -474,7 +474,7 @@ std::vector<Diagnosis> Engine::diagnose_all() {
 }
 
 bool Engine::reload(std::shared_ptr<const KnowledgeBase> kb, std::shared_ptr<const Topology> topo,
-                     std::string* error) {
+                    std::string* error) {
   bool ok = false;
   impl_->locked([&] {
     if (kb && !validate_kb_for_engine(*kb, error)) {

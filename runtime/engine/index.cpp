@@ -27,7 +27,9 @@ std::string_view logging_host(const Event& ev) {
 }
 
 namespace {
-uint64_t key2(uint32_t a, uint32_t b) { return (static_cast<uint64_t>(a) << 32) | b; }
+uint64_t key2(uint32_t a, uint32_t b) {
+  return (static_cast<uint64_t>(a) << 32) | b;
+}
 }  // namespace
 
 uint32_t EventIndex::add(Event&& ev) {

@@ -12,7 +12,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
+double round3(double v) {
+  return std::round(v * 1000.0) / 1000.0;
+}
 
 std::string fmt_mono(double m) {
   char buf[48];
@@ -256,8 +258,8 @@ std::string diagnoses_to_dot(const std::vector<Diagnosis>& ds) {
   };
   for (size_t di = 0; di < ds.size(); ++di) {
     const Diagnosis& d = ds[di];
-    s += "  subgraph cluster_" + std::to_string(di) + " {\n    label=\"" +
-         dot_escape(d.incident) + "\";\n  }\n";
+    s += "  subgraph cluster_" + std::to_string(di) + " {\n    label=\"" + dot_escape(d.incident) +
+         "\";\n  }\n";
     for (size_t ri = 0; ri < d.root_causes.size(); ++ri) {
       const RootCause& r = d.root_causes[ri];
       bool grey = ri > 0;
@@ -266,13 +268,13 @@ std::string diagnoses_to_dot(const std::vector<Diagnosis>& ds) {
       for (size_t k = 0; k < r.chain.size(); ++k) {
         const ChainLink& l = r.chain[k];
         std::string id = "e" + std::to_string(next++);
-        std::string label = l.ev.event + "\\n" + dot_escape(l.ev.device) + "\\n" +
-                            dot_escape(time_text(l.ev.time));
+        std::string label =
+            l.ev.event + "\\n" + dot_escape(l.ev.device) + "\\n" + dot_escape(time_text(l.ev.time));
         std::string shape = k == 0 ? (grey ? "box" : "box, style=bold, penwidth=2") : "box";
         if (l.ev.latent) shape += ", style=dashed";
         s += "  " + id + " [shape=" + shape + ", label=\"" + label + "\"" + attrs + "];\n";
-        s += "  " + id + " -> " + dev_node(l.ev.device, grey) +
-             " [style=dotted, arrowhead=none" + attrs + "];\n";
+        s += "  " + id + " -> " + dev_node(l.ev.device, grey) + " [style=dotted, arrowhead=none" +
+             attrs + "];\n";
         if (!prev.empty())
           s += "  " + prev + " -> " + id + " [label=\"" + dot_escape(l.rule) + "\\n" +
                dot_escape(l.relation) + "\"" + attrs + "];\n";

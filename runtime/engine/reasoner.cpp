@@ -48,11 +48,16 @@ struct GNode {
 
 double sev_factor(Severity s) {
   switch (s) {
-    case Severity::critical: return 1.0;
-    case Severity::major: return 0.95;
-    case Severity::minor: return 0.9;
-    case Severity::warning: return 0.85;
-    case Severity::info: return 0.8;
+    case Severity::critical:
+      return 1.0;
+    case Severity::major:
+      return 0.95;
+    case Severity::minor:
+      return 0.9;
+    case Severity::warning:
+      return 0.85;
+    case Severity::info:
+      return 0.8;
   }
   return 0.8;
 }
@@ -83,9 +88,12 @@ std::string expand(const std::string& tpl, const Event* ev, const std::string& d
       if (close != std::string::npos) {
         std::string key = tpl.substr(i + 1, close - i - 1);
         const std::string* v = nullptr;
-        if (key == "device") v = &device;
-        else if (key == "host") v = &host;
-        else if (ev) v = ev->field(key);
+        if (key == "device")
+          v = &device;
+        else if (key == "host")
+          v = &host;
+        else if (ev)
+          v = ev->field(key);
         if (!v && ev) v = ev->binding(key);
         if (v) {
           out += *v;
@@ -325,8 +333,8 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
   } else {
     for (uint32_t c : nl->nowall)
       if (!consider(c)) break;
-    if (nl->wall.size() > kDeviceStrategy && device_probe(std::numeric_limits<int64_t>::min() + 1,
-                                                          std::numeric_limits<int64_t>::max()))
+    if (nl->wall.size() > kDeviceStrategy &&
+        device_probe(std::numeric_limits<int64_t>::min() + 1, std::numeric_limits<int64_t>::max()))
       return;
     for (auto it = nl->wall.end(); it != nl->wall.begin();) {
       --it;
@@ -702,8 +710,17 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
   std::unordered_set<uint32_t> covered_all;
   size_t total = std::max<size_t>(1, syms.size());
   int64_t trig_t = syms.empty() ? kNoWall : node_time(syms[0]);
+  // Score the most promising candidates first (the cap below must not drop them).
+  std::vector<uint32_t> order = roots;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    bool la = sympathetic_to_.count(a) > 0, lb = sympathetic_to_.count(b) > 0;
+    if (la != lb) return lb;
+    Severity sa = node_severity(a), sb = node_severity(b);
+    if (sa != sb) return sa > sb;
+    return nodes_[a].out.size() > nodes_[b].out.size();
+  });
   size_t considered = 0;
-  for (uint32_t r : roots) {
+  for (uint32_t r : order) {
     if (++considered > 512) break;
     // Max-product paths from r (Dijkstra on -log strength).
     std::unordered_map<uint32_t, double> best;
@@ -759,8 +776,8 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     Severity sev = node_severity(r);
     int extra = independent_evidence(r);
     uint64_t occ = occurrences(r);
-    double evid = (1.0 - 0.08 / (1.0 + extra)) *
-                  (1.0 - 0.05 / (1.0 + std::log2(static_cast<double>(occ))));
+    double evid =
+        (1.0 - 0.08 / (1.0 + extra)) * (1.0 - 0.05 / (1.0 + std::log2(static_cast<double>(occ))));
     double s = P * (0.4 + 0.6 * cov) * sev_factor(sev) * evid;
     const GNode& g = nodes_[r];
     if (g.hyp >= 0) {
@@ -901,20 +918,24 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     if (d.root_causes.empty())
       note("no job-level symptom and no fault evidence in the input");
     else
-      note("no job-level symptom in the input: the fault evidence alone was diagnosed (trigger "
-           "null)");
+      note(
+          "no job-level symptom in the input: the fault evidence alone was diagnosed (trigger "
+          "null)");
   } else if (d.root_causes.empty()) {
     note("no fault evidence explains the symptom");
   }
   if (fallback && !d.root_causes.empty())
-    note("no causal rule connects the fault evidence to the symptom; listing fault evidence "
-         "near the incident instead");
+    note(
+        "no causal rule connects the fault evidence to the symptom; listing fault evidence "
+        "near the incident instead");
   if (order_unknown || nowall_in_chain)
-    note("some events have no wall-clock time (raw dmesg without boot_time): they are ordered "
-         "only within their own clock; links across clocks were allowed with a lower score");
+    note(
+        "some events have no wall-clock time (raw dmesg without boot_time): they are ordered "
+        "only within their own clock; links across clocks were allowed with a lower score");
   if (truncated_)
-    note("the search was bounded (max_nodes / candidates per rule): some candidate causes "
-         "were not considered");
+    note(
+        "the search was bounded (max_nodes / candidates per rule): some candidate causes "
+        "were not considered");
 
   if (d.trigger)
     d.incident = incident_id(*d.trigger);

@@ -162,7 +162,7 @@ struct Ingestor::Impl {
     if (file_mode == FileMode::probing) {
       if (!msg_in_raw(*rec)) {
         file_mode = FileMode::per_line;
-      } else if (++probed >= kProbeLines && matcher.chunk_mode()) {
+      } else if (++probed >= kProbeLines && matcher.chunk_mode() && opts.chunk_mode) {
         file_mode = FileMode::chunk;
       }
     }

@@ -35,8 +35,8 @@ struct Fixture : ::testing::Test {
     b.sig("t_watchdog", DeviceKind::rank, "", Severity::major, SymptomKind::hang);
     b.sig("t_noise", DeviceKind::host);
     b.rule("t_pcie_fatal", "t_gpu_off_bus", {W("effect", Relation::below, "cause")}, 0, 30, 0.9);
-    b.rule("t_gpu_off_bus", "t_watchdog", {W("effect", Relation::same_job, "cause")}, 0, 1800,
-           0.8, 5);
+    b.rule("t_gpu_off_bus", "t_watchdog", {W("effect", Relation::same_job, "cause")}, 0, 1800, 0.8,
+           5);
     b.kb.artifact.format_version = kArtifactFormatVersion;  // what the compiler records
     b.kb.artifact.compiler_version = engine_version();
     kb_path = (dir / "test.rfxkb").string();
@@ -173,8 +173,8 @@ TEST_F(Fixture, OneEngineFromManyThreads) {
           }
         }
       }
-      std::string w = event_line("t_watchdog", rank("job-1", k), "node-0", 500 + k * 5000,
-                                 "node-0/app");
+      std::string w =
+          event_line("t_watchdog", rank("job-1", k), "node-0", 500 + k * 5000, "node-0/app");
       if (reflex_feed_event_json(e, w.data(), w.size()) != REFLEX_OK) ++errors;
     });
   th.emplace_back([&] {

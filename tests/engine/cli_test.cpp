@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -161,10 +161,12 @@ void cascade_bundle(const fs::path& dir, int hosts, int bad, int g, bool minimal
       std::string sw = "0000:" + hex2(0x10 + g * 0x10) + ":00.0";
       std::string gpu_bdf = "0000:" + hex2(0x11 + g * 0x10) + ":00";
       // source: reference/domain.md §3.1 (format), bus numbers of the test topology
-      k += dmesg(9662.301144, "pcieport " + sw + ": AER: Uncorrected (Fatal) error received: " + sw);
-      k += dmesg(9662.301150, "pcieport " + sw +
-                                  ": PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction "
-                                  "Layer, (Requester ID)");
+      k +=
+          dmesg(9662.301144, "pcieport " + sw + ": AER: Uncorrected (Fatal) error received: " + sw);
+      k +=
+          dmesg(9662.301150, "pcieport " + sw +
+                                 ": PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction "
+                                 "Layer, (Requester ID)");
       // source: reference/domain.md §2.1 / §2.3 (format)
       k += dmesg(9662.910385, "NVRM: Xid (PCI:" + gpu_bdf +
                                   "): 79, pid=48213, name=python, GPU has fallen off the bus.");
@@ -250,17 +252,17 @@ TEST(Cli, HostThatDiedSilently) {
     write(d.path / "hosts" / hn / "boot_time", "2026-03-05T08:00:00Z\n");
     write(d.path / "hosts" / hn / "kern.log",
           dmesg(12.5, "Linux version 5.15.0-105-generic (test)") +
-              dmesg(9000.0, "mlx5_core 0000:12:00.0: mlx5_cmd_out_err:838:(pid 1441871): "
-                            "ACCESS_REG(0x805) op_mod(0x1) failed, status bad resource(0x5), "
-                            "syndrome (0x305684), err(-22)"));
+              dmesg(9000.0,
+                    "mlx5_core 0000:12:00.0: mlx5_cmd_out_err:838:(pid 1441871): "
+                    "ACCESS_REG(0x805) op_mod(0x1) failed, status bad resource(0x5), "
+                    "syndrome (0x305684), err(-22)"));
     if (h == 2) continue;  // node-2 stops logging at 10:30
     std::string t = "2026-03-05 10:40:00 [INFO] step 100\n";
     for (int g = 0; g < 8; ++g)
       // format: reference/domain.md §5.2; values of the test topology
-      t += "node-" + std::to_string(h) + ":4821" + std::to_string(g) + ":4830" +
-           std::to_string(g) + " [" + std::to_string(g) +
-           "] NCCL WARN NET/IB : Got completion from peer 10.2.2." + std::to_string(g) +
-           "<41422> with status=12 opcode=0 len=0 vendor err 129 (Send)\n";
+      t += "node-" + std::to_string(h) + ":4821" + std::to_string(g) + ":4830" + std::to_string(g) +
+           " [" + std::to_string(g) + "] NCCL WARN NET/IB : Got completion from peer 10.2.2." +
+           std::to_string(g) + "<41422> with status=12 opcode=0 len=0 vendor err 129 (Send)\n";
     t += "2026-03-05 10:40:30 [INFO] still here\n";
     for (int g = 0; g < 8; ++g) t += watchdog(h * 8 + g);
     write(d.path / "hosts" / hn / "train.log", t);
@@ -278,8 +280,7 @@ TEST(Cli, TwoConcurrentIncidents) {
   // A second job on other hosts with its own switch failure.
   TempDir other("-other");
   cascade_bundle(other.path, 2, 0, 6);
-  std::string topo =
-      topo_json(4, {{"job-1", {0, 1}}, {"job-2", {2, 3}}});
+  std::string topo = topo_json(4, {{"job-1", {0, 1}}, {"job-2", {2, 3}}});
   write(d.path / "topology.json", topo);
   for (int h = 0; h < 2; ++h) {
     std::string from = "node-" + std::to_string(h), to = "node-" + std::to_string(h + 2);
@@ -314,13 +315,13 @@ TEST(Cli, EventsInputGivesTheSameDiagnosisAsTheBundle) {
   write(d.path.parent_path() / (d.path.filename().string() + ".events.jsonl"), ev.out);
   fs::path evfile = d.path.parent_path() / (d.path.filename().string() + ".events.jsonl");
   json from_bundle = diagnose_json({d.path.string()});
-  json from_events =
-      diagnose_json({"--topology", (d.path / "topology.json").string(), "--events", evfile.string()});
+  json from_events = diagnose_json(
+      {"--topology", (d.path / "topology.json").string(), "--events", evfile.string()});
   EXPECT_EQ(strip_notes(from_bundle), strip_notes(from_events));
   // And from stdin.
-  Result r = run({"diagnose", "--kb", kKb, "--topology", (d.path / "topology.json").string(),
-                  "--events", "-"},
-                 ev.out);
+  Result r = run(
+      {"diagnose", "--kb", kKb, "--topology", (d.path / "topology.json").string(), "--events", "-"},
+      ev.out);
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(strip_notes(json::parse(r.out)), strip_notes(from_bundle));
   fs::remove(evfile);
@@ -392,8 +393,9 @@ TEST(Cli, ExitCodes) {
   write(q.path / "hosts/node-0/train.log", "2026-03-05 10:02:11 [INFO] training started\n");
   write(q.path / "hosts/node-0/boot_time", "2026-03-05T08:00:00Z\n");
   write(q.path / "hosts/node-0/kern.log",
-        dmesg(9662.9, "NVRM: Xid (PCI:0000:41:00): 79, pid=48213, name=python, GPU has fallen off "
-                      "the bus."));
+        dmesg(9662.9,
+              "NVRM: Xid (PCI:0000:41:00): 79, pid=48213, name=python, GPU has fallen off "
+              "the bus."));
   Result nt = run({"diagnose", "--kb", kKb, q.path.string()});
   ASSERT_EQ(nt.rc, 0) << nt.err;
   json jt = json::parse(nt.out);

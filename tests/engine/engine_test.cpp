@@ -24,11 +24,9 @@ KbBuilder cascade_kb() {
   b.sig("t_benign", DeviceKind::host);
   b.sig("t_xid13", DeviceKind::gpu, "user_code", Severity::warning);
   b.rule("t_pcie_fatal", "t_gpu_off_bus", {W("effect", Relation::below, "cause")}, 0, 30, 0.9);
-  b.rule("t_gpu_off_bus", "t_cuda_error", {W("effect", Relation::runs_on, "cause")}, 0, 60, 0.9,
-         1);
+  b.rule("t_gpu_off_bus", "t_cuda_error", {W("effect", Relation::runs_on, "cause")}, 0, 60, 0.9, 1);
   b.rule("t_xid13", "t_cuda_error", {W("effect", Relation::runs_on, "cause")}, 0, 60, 0.5, 1);
-  b.rule("t_cuda_error", "t_watchdog", {W("effect", Relation::same_job, "cause")}, 0, 1800, 0.8,
-         5);
+  b.rule("t_cuda_error", "t_watchdog", {W("effect", Relation::same_job, "cause")}, 0, 1800, 0.8, 5);
   b.rule("t_gpu_off_bus", "t_watchdog", {W("effect", Relation::same_job, "cause")}, 0, 1800, 0.5,
          5);
   return b;
@@ -39,17 +37,17 @@ std::vector<Event> cascade_events(int bad_host, int bad_gpu, int hosts) {
   std::string h = "node-" + std::to_string(bad_host);
   v.push_back(ev("t_benign", "node-0", DeviceKind::host, "node-0", 10, "node-0/kernel"));
   v.push_back(ev("t_xid13", gpu(0, 1), DeviceKind::gpu, "node-0", 20, "node-0/kernel"));
-  v.push_back(ev("t_pcie_fatal", pcie(bad_host, bad_gpu), DeviceKind::pcie_port, h, 100,
-                 h + "/kernel"));
-  v.push_back(ev("t_gpu_off_bus", gpu(bad_host, bad_gpu), DeviceKind::gpu, h, 100.5,
-                 h + "/kernel"));
+  v.push_back(
+      ev("t_pcie_fatal", pcie(bad_host, bad_gpu), DeviceKind::pcie_port, h, 100, h + "/kernel"));
+  v.push_back(
+      ev("t_gpu_off_bus", gpu(bad_host, bad_gpu), DeviceKind::gpu, h, 100.5, h + "/kernel"));
   int bad_rank = bad_host * 8 + bad_gpu;
   v.push_back(ev("t_cuda_error", rank("job-1", bad_rank), DeviceKind::rank, h, 101, h + "/app"));
   for (int r = 0; r < hosts * 8; ++r) {
     if (r == bad_rank) continue;
     std::string rh = "node-" + std::to_string(r / 8);
-    v.push_back(ev("t_watchdog", rank("job-1", r), DeviceKind::rank, rh, 700 + r * 0.01,
-                   rh + "/app"));
+    v.push_back(
+        ev("t_watchdog", rank("job-1", r), DeviceKind::rank, rh, 700 + r * 0.01, rh + "/app"));
   }
   return v;
 }
@@ -130,10 +128,9 @@ TEST(Engine, FanInNamesTheOneGpu) {
   b.rule("t_nvl_fatal", "t_nvl_remote", {W("effect", Relation::nvlink_peer, "cause")}, 0, 10, 0.9,
          2);
   // Remote errors also look like they explain each other (sympathetic).
-  b.rule("t_nvl_remote", "t_nvl_remote", {W("effect", Relation::nvlink_peer, "cause")}, -1, 1,
-         0.5, 1);
-  b.rule("t_nvl_remote", "t_watchdog", {W("effect", Relation::runs_on, "cause")}, 0, 1800, 0.8,
-         5);
+  b.rule("t_nvl_remote", "t_nvl_remote", {W("effect", Relation::nvlink_peer, "cause")}, -1, 1, 0.5,
+         1);
+  b.rule("t_nvl_remote", "t_watchdog", {W("effect", Relation::runs_on, "cause")}, 0, 1800, 0.8, 5);
   b.rule("t_nvl_fatal", "t_watchdog", {W("effect", Relation::runs_on, "cause")}, 0, 1800, 0.8, 5);
   auto t = topo(topo_json(8, {{"job-1", {0, 1, 2, 3, 4, 5, 6, 7}}}, /*nvl_domain=*/true));
   std::vector<Event> v;
@@ -142,8 +139,8 @@ TEST(Engine, FanInNamesTheOneGpu) {
     for (int g = 0; g < 8; ++g) {
       if (h == 2 && g == 5) continue;
       std::string hn = "node-" + std::to_string(h);
-      v.push_back(ev("t_nvl_remote", gpu(h, g), DeviceKind::gpu, hn, 100.2 + 0.01 * g,
-                     hn + "/kernel"));
+      v.push_back(
+          ev("t_nvl_remote", gpu(h, g), DeviceKind::gpu, hn, 100.2 + 0.01 * g, hn + "/kernel"));
     }
   for (int r = 0; r < 64; ++r) {
     std::string hn = "node-" + std::to_string(r / 8);
@@ -179,7 +176,8 @@ TEST(Engine, LinkFaultOnBothEndsBlamesTheEndWithIndependentEvidence) {
     v.push_back(
         ev("t_nvl_err", gpu(0, culprit), DeviceKind::gpu, "node-0", 100.3, "node-0/kernel"));
     for (int r = 0; r < 8; ++r)
-      v.push_back(ev("t_watchdog", rank("job-1", r), DeviceKind::rank, "node-0", 700, "node-0/app"));
+      v.push_back(
+          ev("t_watchdog", rank("job-1", r), DeviceKind::rank, "node-0", 700, "node-0/app"));
     auto ds = diagnose_events(b.kb, *t, v);
     ASSERT_EQ(ds.size(), 1u);
     ASSERT_FALSE(ds[0].root_causes.empty());
@@ -201,8 +199,7 @@ KbBuilder silent_kb() {
   b.sig("t_info", DeviceKind::host);
   b.latent("t_host_died", DeviceKind::host, "host_kernel", /*silent=*/true);
   b.rule("t_host_died", "t_peer_error", {W("effect.peer", Relation::on, "cause")}, 0, 60, 0.8);
-  b.rule("t_peer_error", "t_watchdog", {W("effect", Relation::same_job, "cause")}, 0, 1800, 0.8,
-         5);
+  b.rule("t_peer_error", "t_watchdog", {W("effect", Relation::same_job, "cause")}, 0, 1800, 0.8, 5);
   return b;
 }
 
@@ -220,7 +217,8 @@ std::vector<Event> silent_events(int dead, bool dead_logs_after) {
   for (int h = 0; h < 4; ++h) {
     if (h == dead) continue;
     for (int g = 0; g < 8; ++g) {
-      Event e = ev("t_peer_error", gpu(h, g), DeviceKind::gpu, hn(h), 120 + g * 0.1, hn(h) + "/app");
+      Event e =
+          ev("t_peer_error", gpu(h, g), DeviceKind::gpu, hn(h), 120 + g * 0.1, hn(h) + "/app");
       e.bindings.push_back({"peer", nic(dead, g)});
       v.push_back(e);
     }
@@ -274,7 +272,8 @@ TEST(Engine, TwoConcurrentIncidentsStayApart) {
   v.push_back(ev("t_cuda_error", rank("job-a", 1), DeviceKind::rank, "node-0", 101, "node-0/app"));
   for (int r = 0; r < 8; ++r)
     if (r != 1)
-      v.push_back(ev("t_watchdog", rank("job-a", r), DeviceKind::rank, "node-0", 700, "node-0/app"));
+      v.push_back(
+          ev("t_watchdog", rank("job-a", r), DeviceKind::rank, "node-0", 700, "node-0/app"));
   v.push_back(ev("t_ecc", gpu(1, 4), DeviceKind::gpu, "node-1", 105, "node-1/kernel"));
   v.push_back(ev("t_cuda_error", rank("job-b", 4), DeviceKind::rank, "node-1", 106, "node-1/app"));
   auto ds = diagnose_events(b.kb, *t, v);
@@ -297,7 +296,8 @@ TEST(Engine, ClockSkewOfAFewSecondsIsTolerated) {
   // error appears to precede the GPU loss.
   std::vector<Event> v;
   v.push_back(ev("t_gpu_off_bus", gpu(1, 2), DeviceKind::gpu, "node-1", 100, "node-1/kernel"));
-  v.push_back(ev("t_cuda_error", rank("job-1", 10), DeviceKind::rank, "node-1", 97.5, "node-1/app"));
+  v.push_back(
+      ev("t_cuda_error", rank("job-1", 10), DeviceKind::rank, "node-1", 97.5, "node-1/app"));
   auto ds = diagnose_events(b.kb, *t, v);
   ASSERT_EQ(ds.size(), 1u);
   ASSERT_FALSE(ds[0].root_causes.empty());
@@ -332,8 +332,9 @@ TEST(Engine, TopologyWithoutOptionalFields) {
   v.push_back(ev("t_cuda_error", rank("job-1", 9), DeviceKind::rank, "node-1", 101, "node-1/app"));
   for (int r = 0; r < 16; ++r)
     if (r != 9)
-      v.push_back(ev("t_watchdog", rank("job-1", r), DeviceKind::rank, "node-" + std::to_string(r / 8),
-                     700, "node-" + std::to_string(r / 8) + "/app"));
+      v.push_back(ev("t_watchdog", rank("job-1", r), DeviceKind::rank,
+                     "node-" + std::to_string(r / 8), 700,
+                     "node-" + std::to_string(r / 8) + "/app"));
   auto ds = diagnose_events(b.kb, *t, v);
   ASSERT_EQ(ds.size(), 1u);
   ASSERT_FALSE(ds[0].root_causes.empty());
@@ -411,7 +412,8 @@ TEST(Engine, FaultEvidenceWithoutSymptomHasNullTrigger) {
   auto b = cascade_kb();
   auto t = topo(topo_json(1, {{"job-1", {0}}}));
   std::vector<Event> v;
-  v.push_back(ev("t_pcie_fatal", pcie(0, 4), DeviceKind::pcie_port, "node-0", 100, "node-0/kernel"));
+  v.push_back(
+      ev("t_pcie_fatal", pcie(0, 4), DeviceKind::pcie_port, "node-0", 100, "node-0/kernel"));
   v.push_back(ev("t_gpu_off_bus", gpu(0, 4), DeviceKind::gpu, "node-0", 100.1, "node-0/kernel"));
   auto ds = diagnose_events(b.kb, *t, v);
   ASSERT_EQ(ds.size(), 1u);
@@ -530,8 +532,8 @@ TEST(Engine, StreamingSettlesThenRevisesOnLateEvidence) {
   ASSERT_FALSE(first[0].root_causes.empty());
   EXPECT_EQ(first[0].root_causes[0].device, gpu(0, 3));
   // Late evidence: the switch AER shipped late.
-  e.feed_event(ev("t_pcie_fatal", pcie(0, 3), DeviceKind::pcie_port, "node-0", 100.2,
-                  "node-0/kernel"));
+  e.feed_event(
+      ev("t_pcie_fatal", pcie(0, 3), DeviceKind::pcie_port, "node-0", 100.2, "node-0/kernel"));
   EXPECT_TRUE(e.poll().empty());
   e.feed_event(ev("t_benign", "node-0", DeviceKind::host, "node-0", 240, "node-0/kernel"));
   auto second = e.poll();
@@ -594,8 +596,8 @@ TEST(Engine, FeedingFromSeveralThreadsAtOnce) {
       for (int i = 0; i < 500; ++i)
         e.feed_event(ev("t_benign", h, DeviceKind::host, h, 10 + i * 0.01, h + "/kernel"));
       e.feed_event(ev("t_gpu_off_bus", gpu(k, 1), DeviceKind::gpu, h, 100, h + "/kernel"));
-      e.feed_event(ev("t_cuda_error", rank("job-1", k * 8 + 1), DeviceKind::rank, h, 100.5,
-                      h + "/app"));
+      e.feed_event(
+          ev("t_cuda_error", rank("job-1", k * 8 + 1), DeviceKind::rank, h, 100.5, h + "/app"));
       e.tick();
     });
   for (auto& x : th) x.join();
@@ -624,10 +626,12 @@ TEST(Engine, EventFromJsonLine) {
   EXPECT_FALSE(e.time.clock.empty());
   EXPECT_FALSE(event_from_json("{not json", b.kb, *t, &e, &err));
   EXPECT_FALSE(event_from_json(R"({"device":"x"})", b.kb, *t, &e, &err));
-  EXPECT_FALSE(event_from_json(R"({"event":"a","device":"x","ts":"yesterday"})", b.kb, *t, &e, &err));
+  EXPECT_FALSE(
+      event_from_json(R"({"event":"a","device":"x","ts":"yesterday"})", b.kb, *t, &e, &err));
   // Raw dmesg without boot time: ts null, mono kept.
-  ASSERT_TRUE(event_from_json(R"({"event":"t_pcie_fatal","device":"node-0/pcie/0000:10:00.0","host":"node-0","ts":null,"mono":12.5})",
-                              b.kb, *t, &e, &err));
+  ASSERT_TRUE(event_from_json(
+      R"({"event":"t_pcie_fatal","device":"node-0/pcie/0000:10:00.0","host":"node-0","ts":null,"mono":12.5})",
+      b.kb, *t, &e, &err));
   EXPECT_FALSE(e.time.wall);
   EXPECT_DOUBLE_EQ(*e.time.mono, 12.5);
 }

@@ -22,7 +22,9 @@ inline TimeUs T0() {
   static TimeUs t = *parse_rfc3339("2026-03-05T10:00:00Z");
   return t;
 }
-inline TimeUs at(double s) { return T0() + static_cast<TimeUs>(s * 1e6); }
+inline TimeUs at(double s) {
+  return T0() + static_cast<TimeUs>(s * 1e6);
+}
 
 struct KbBuilder {
   KnowledgeBase kb;

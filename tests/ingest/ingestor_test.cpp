@@ -350,3 +350,74 @@ TEST(IngestorStorm, MemoryStaysBoundedUnderAnXid95Storm) {
 
 }  // namespace
 }  // namespace reflex
+
+namespace reflex {
+namespace {
+
+// Chunk mode (only lines that can match are parsed) must give exactly the
+// events of parsing every line: times inherited by untimed lines, multi-line
+// joins, dedup folds and evidence line numbers included.
+TEST_F(IngestorTest, ChunkModeEqualsPerLineMode) {
+  std::string kern, train;
+  for (int i = 0; i < 6000; ++i) {
+    char ts[64];
+    std::snprintf(ts, sizeof ts, "2026-03-05T10:%02d:%02d,%06d+00:00 ", (i / 600) % 60,
+                  (i / 10) % 60, (i % 10) * 100000);
+    if (i % 97 == 0) {
+      kern += std::string(ts) + "NVRM: Xid (PCI:0000:18:00): 95, pid=1, Uncontained: FBHUB.\n";
+    } else if (i % 333 == 0) {
+      kern += std::string(ts) + "NVRM: Xid (PCI:0000:9b:00): 119, pid=2, Timeout after 6s\n";
+    } else if (i == 4000) {  // peers.md multi-line message, continuation lines untimed
+      kern += "[ 1843.308145] NVRM: The NVIDIA GPU 0000:9b:00.0\n"
+              "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+              "               NVRM: fallen off the bus and is not responding to commands.\n";
+    } else {
+      kern += std::string(ts) + "systemd[1]: Started Session " + std::to_string(i) + ".\n";
+    }
+    // train.log: timed iteration lines, untimed NCCL lines, watchdog lines untimed.
+    if (i % 3 == 0) {
+      train += "2026-03-05 10:" + std::to_string(10 + (i / 600) % 50) + ":" +
+               std::to_string(10 + (i / 20) % 30) + ",123 [INFO] iteration " + std::to_string(i) +
+               "\n";
+    } else if (i % 511 == 0) {
+      train += "node-0017:1234:5678 [1] [Rank 1] Watchdog caught collective operation timeout: "
+               "WorkNCCL(SeqNum=" + std::to_string(i) + ", OpType=ALLREDUCE)\n";
+    } else {
+      train += "node-0017:1234:5678 [1] NCCL INFO Channel 00/32 : 0[0] -> 1[1] via P2P/IPC\n";
+    }
+  }
+  write("hosts/node-0017/kern.log", kern);
+  write("hosts/node-0017/train.log", train);
+  auto run = [&](bool chunk) {
+    events_.clear();
+    IngestOptions o;
+    o.chunk_mode = chunk;
+    auto ing = make(o);
+    std::string err;
+    EXPECT_TRUE(ing->read_bundle(dir_.string(), &err)) << err;
+    ing->finish();
+    std::vector<std::string> out;
+    for (auto& e : events_) {
+      std::string s = e.name + " " + e.device + " " + e.evidence + " " +
+                      (e.time.wall ? std::to_string(*e.time.wall) : "-") + " " +
+                      (e.time.mono ? std::to_string(*e.time.mono) : "-") + " " +
+                      std::to_string(e.count) + " " + transport_name(e.transport);
+      for (auto& [k, v] : e.fields) s += " " + k + "=" + v;
+      out.push_back(s);
+    }
+    return std::make_pair(out, ing->stats_snapshot());
+  };
+  auto [per_line, st1] = run(false);
+  auto [chunked, st2] = run(true);
+  EXPECT_EQ(per_line, chunked);
+  EXPECT_GT(per_line.size(), 20u);
+  EXPECT_EQ(st1.lines, st2.lines);
+  EXPECT_EQ(st1.bytes, st2.bytes);
+  EXPECT_EQ(st1.per_signature_hits, st2.per_signature_hits);
+  int multiline = 0;
+  for (auto& s : chunked) multiline += s.rfind("gpu_fallen_off_bus_multiline", 0) == 0;
+  EXPECT_EQ(multiline, 1);
+}
+
+}  // namespace
+}  // namespace reflex

@@ -26,7 +26,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void say(const std::string& msg) { std::fprintf(stderr, "reflex diagnose: %s\n", msg.c_str()); }
+void say(const std::string& msg) {
+  std::fprintf(stderr, "reflex diagnose: %s\n", msg.c_str());
+}
 
 bool parse_dur(const std::string& text, const char* opt, double* out) {
   if (text.empty()) return true;
@@ -69,7 +71,8 @@ int run_diagnose(int argc, char** argv) {
   }
   EngineOptions opts;
   opts.ingest.strict_transport = strict;
-  if (!parse_dur(settle, "--settle", &opts.settle_s) || !parse_dur(skew, "--skew", &opts.clock_skew_s))
+  if (!parse_dur(settle, "--settle", &opts.settle_s) ||
+      !parse_dur(skew, "--skew", &opts.clock_skew_s))
     return 2;
   if (bundle.empty() && events_path.empty()) {
     say("missing BUNDLE (an incident directory) or --events FILE");
@@ -108,8 +111,9 @@ int run_diagnose(int argc, char** argv) {
     topo = std::move(t);
   } else {
     topo = Topology::empty();
-    extra_notes.push_back("no topology (no --topology, no BUNDLE/topology.json): every device is "
-                          "a placeholder and relations hold by host only");
+    extra_notes.push_back(
+        "no topology (no --topology, no BUNDLE/topology.json): every device is "
+        "a placeholder and relations hold by host only");
     say("note: " + extra_notes.back());
   }
   for (const std::string& n : topo->notes()) extra_notes.push_back("topology: " + n);

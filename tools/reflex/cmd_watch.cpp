@@ -9,14 +9,14 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
-#include <cstring>
-#include <tuple>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "commands.h"
 #include "reflex/compiler.h"
@@ -39,7 +39,9 @@ void on_signal(int sig) {
     g_stop = 1;
 }
 
-void say(const std::string& msg) { std::fprintf(stderr, "reflex watch: %s\n", msg.c_str()); }
+void say(const std::string& msg) {
+  std::fprintf(stderr, "reflex watch: %s\n", msg.c_str());
+}
 
 constexpr size_t kMaxLine = 8u << 20;  // longer envelope lines are dropped (counted)
 

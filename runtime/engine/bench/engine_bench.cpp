@@ -33,7 +33,9 @@ std::string hex2(int v) {
   return b;
 }
 
-std::string host_name(int h) { return "node-" + std::to_string(h); }
+std::string host_name(int h) {
+  return "node-" + std::to_string(h);
+}
 
 std::string topology(int hosts, int jobs, int hosts_per_job) {
   std::string s = "{\"cluster\":\"bench\",\"hosts\":[";
@@ -234,7 +236,9 @@ int main(int argc, char** argv) {
         ++correct;
     }
   std::sort(lat.begin(), lat.end());
-  auto pct = [&](double p) { return lat[std::min(lat.size() - 1, static_cast<size_t>(p * lat.size()))]; };
+  auto pct = [&](double p) {
+    return lat[std::min(lat.size() - 1, static_cast<size_t>(p * lat.size()))];
+  };
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   std::printf("engine_bench: %zu events, %d hosts (%d GPUs), %d incidents x %d symptoms\n",
