@@ -75,6 +75,7 @@ EVENTS=$(wc -l <"$DIR/events.jsonl")
 echo
 echo "ingest benchmark: $(echo "$BYTES/1048576" | bc) MB, $LINES lines, ${#FILES[@]} files, KB=$KB ($NPAT first-line patterns), pinned: ${PIN[*]:-no}"
 echo "reflex events found $EVENTS events (stats in $DIR/stats.json)"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 printf '%-34s %9s %9s %14s %10s %9s %9s\n' command "cpu s" "wall s" lines/s MB/s "vs wc -l" "vs rg"
 for name in "wc -l" "grep -E -c -f" "rg -c -j1 -f" "naive std::regex (extrapolated)" "reflex events"; do
   s=${SECS[$name]}

@@ -84,4 +84,21 @@ bool for_each_bundle_line(const std::string& bundle_dir,
                           const std::function<void(const BundleLine&)>& fn, FormatStats* stats,
                           std::string* error);
 
+// Additive (perf): the same walk, but while want_blocks(ctx) is true for the
+// current file, lines come as blocks of whole lines straight from the read
+// buffer (no per-line call, no copy); `text` holds `lines` lines, each ending
+// in '\n', the first numbered `first_line_no`. A line that spans reads, the
+// last line without '\n' and every line while want_blocks is false go to `fn`.
+struct BundleBlock {
+  const FileContext* ctx;
+  std::string_view text;
+  uint64_t first_line_no;
+  uint64_t lines;
+};
+bool for_each_bundle_block(const std::string& bundle_dir,
+                           const std::function<void(const BundleLine&)>& fn,
+                           const std::function<void(const BundleBlock&)>& block_fn,
+                           const std::function<bool(const FileContext*)>& want_blocks,
+                           FormatStats* stats, std::string* error);
+
 }  // namespace reflex

@@ -25,11 +25,15 @@ constexpr size_t kDeviceStrategy = 256;  // above this many in the window, probe
 constexpr size_t kMaxDevices = 4096;     // related_devices() results worth probing
 constexpr size_t kMaxLatentDevices = 16;
 constexpr size_t kMaxStarts = 20000;
+constexpr size_t kMaxScoredRoots = 128;
 
 struct GEdge {
   uint32_t cause, effect;
   const Rule* rule;
   bool unknown;  // clocks could not be compared
+  // A latent competing with an observed root candidate: usable for scoring and
+  // chains, but it does not ground the effect (both stay root candidates).
+  bool rival = false;
 };
 
 struct Hyp {
@@ -38,6 +42,7 @@ struct Hyp {
   int64_t t_est = kNoWall;  // latest time consistent with every effect
   bool valid = true;
   bool silent_unknown = false;
+  int rival_roots = 0;  // distinct devices of the observed root candidates it explains
 };
 
 struct GNode {
@@ -118,7 +123,10 @@ class Reasoner {
  private:
   // ---- graph ----
   uint32_t node_of(uint32_t ev, bool* added);
-  void add_edge(uint32_t cause, uint32_t effect, const Rule* r, bool unknown);
+  void add_edge(uint32_t cause, uint32_t effect, const Rule* r, bool unknown, bool rival = false);
+  uint32_t hyp_node(const Latent* lat, const std::string& dev);
+  std::optional<std::vector<std::string>> latent_devices(uint32_t n, const Rule& r,
+                                                         const Latent& lat);
   void walk(const std::vector<uint32_t>& start_nodes);
   void expand_node(uint32_t n);
   template <class F>
@@ -205,9 +213,10 @@ uint32_t Reasoner::node_of(uint32_t ev, bool* added) {
   return n;
 }
 
-void Reasoner::add_edge(uint32_t cause, uint32_t effect, const Rule* r, bool unknown) {
+void Reasoner::add_edge(uint32_t cause, uint32_t effect, const Rule* r, bool unknown,
+                        bool rival) {
   if (cause == effect) return;
-  edges_.push_back({cause, effect, r, unknown});
+  edges_.push_back({cause, effect, r, unknown, rival});
   uint32_t e = static_cast<uint32_t>(edges_.size() - 1);
   nodes_[cause].out.push_back(e);
   nodes_[effect].in.push_back(e);
@@ -501,7 +510,7 @@ void Reasoner::ground() {
     for (uint32_t m : members) {
       for (uint32_t ein : nodes_[m].in) {
         const GEdge& e = edges_[ein];
-        if (!edge_valid(e)) continue;
+        if (!edge_valid(e) || e.rival) continue;
         if (comp[e.cause] != static_cast<int>(ci) && grounded_[e.cause]) external = true;
       }
     }
@@ -536,89 +545,154 @@ void Reasoner::ground() {
   roots_.insert(roots_.end(), losers.begin(), losers.end());
 }
 
+// The devices a latent cause of node n's event may sit on under rule r
+// (nullopt when the rule cannot place it).
+std::optional<std::vector<std::string>> Reasoner::latent_devices(uint32_t n, const Rule& r,
+                                                                 const Latent& lat) {
+  const Event& e = ix_.ev(nodes_[n].ev);
+  std::optional<std::vector<std::string>> cands;
+  for (auto& c : r.where) {
+    bool lc = c.lhs.side == DeviceRef::Side::cause;
+    bool rc = c.rhs.side == DeviceRef::Side::cause;
+    if (lc && rc) continue;
+    if (!lc && !rc) {
+      const std::string* a = resolve(c.lhs, nullptr, nullptr, e);
+      const std::string* b = resolve(c.rhs, nullptr, nullptr, e);
+      if (!a || !b || !topo_.related(c.rel, *a, *b)) return std::nullopt;
+      continue;
+    }
+    const DeviceRef& cref = lc ? c.lhs : c.rhs;
+    const DeviceRef& oref = lc ? c.rhs : c.lhs;
+    if (!cref.binding.empty()) return std::nullopt;  // a latent has no bound devices
+    const std::string* other = resolve(oref, nullptr, nullptr, e);
+    if (!other) return std::nullopt;
+    if (c.rel == Relation::any) continue;
+    auto devs = topo_.related_devices(c.rel, *other, lc, lat.kind);
+    std::sort(devs.begin(), devs.end());
+    devs.erase(std::unique(devs.begin(), devs.end()), devs.end());
+    if (!cands) {
+      cands = std::move(devs);
+    } else {
+      std::vector<std::string> both;
+      std::set_intersection(cands->begin(), cands->end(), devs.begin(), devs.end(),
+                            std::back_inserter(both));
+      cands = std::move(both);
+    }
+  }
+  if (!cands || cands->empty()) return std::nullopt;
+  if (cands->size() > kMaxLatentDevices) {
+    note("latent '" + lat.name + "' was not hypothesised for " + e.device + ": rule " +
+         r.loc.str() + " places it on " + std::to_string(cands->size()) +
+         " devices, too many to tell apart");
+    return std::nullopt;
+  }
+  return cands;
+}
+
+// The hypothesis node of latent `lat` on `dev`, created on first use (kNone when full).
+uint32_t Reasoner::hyp_node(const Latent* lat, const std::string& dev) {
+  auto key = std::make_pair(lat->name, dev);
+  auto it = hyp_node_.find(key);
+  if (it != hyp_node_.end()) return it->second;
+  if (nodes_.size() >= o_.max_nodes) {
+    truncated_ = true;
+    return kNone;
+  }
+  Hyp h;
+  h.latent = lat;
+  h.device = dev;
+  if (auto info = topo_.device(dev)) h.host = info->host;
+  if (h.host.empty() && lat->kind == DeviceKind::host) h.host = dev;
+  hyps_.push_back(std::move(h));
+  GNode g;
+  g.hyp = static_cast<int>(hyps_.size() - 1);
+  nodes_.push_back(std::move(g));
+  uint32_t hn = static_cast<uint32_t>(nodes_.size() - 1);
+  hyp_node_.emplace(key, hn);
+  return hn;
+}
+
 void Reasoner::hypothesise() {
   size_t before = hyps_.size();
+  auto link = [&](uint32_t hn, uint32_t n, const Rule* r, bool rival) {
+    add_edge(hn, n, r, false, rival);
+    Hyp& h = hyps_[static_cast<size_t>(nodes_[hn].hyp)];
+    const Rec& er = ix_.rec(nodes_[n].ev);
+    if (er.has_wall()) {
+      int64_t t = er.lo - static_cast<int64_t>(r->min_s * 1e6);
+      h.t_est = h.t_est == kNoWall ? t : std::min(h.t_est, t);
+    }
+  };
+  // Observed root candidates a latent could also explain, per (latent, device):
+  // the latent competes with them only when it explains two or more at once.
+  std::unordered_set<uint32_t> root_set(roots_.begin(), roots_.end());
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<uint32_t, const Rule*>>>
+      rivals;
+  std::map<std::string, const Latent*> latent_of;
   for (auto& [n, r] : latent_requests_) {
-    if (grounded_[n]) continue;
+    bool rival = grounded_[n] != 0;
+    // Explained effects need no latent; root candidates may be rivalled.
+    if (rival && !root_set.count(n)) continue;
     uint32_t lname = in_.find(r->cause);
     auto lit = ki_.latent.find(lname);
     if (lit == ki_.latent.end()) continue;
     const Latent* lat = lit->second;
-    const Event& e = ix_.ev(nodes_[n].ev);
-    std::optional<std::vector<std::string>> cands;
-    bool ok = true;
-    for (auto& c : r->where) {
-      bool lc = c.lhs.side == DeviceRef::Side::cause;
-      bool rc = c.rhs.side == DeviceRef::Side::cause;
-      if (lc && rc) continue;
-      if (!lc && !rc) {
-        const std::string* a = resolve(c.lhs, nullptr, nullptr, e);
-        const std::string* b = resolve(c.rhs, nullptr, nullptr, e);
-        if (!a || !b || !topo_.related(c.rel, *a, *b)) ok = false;
+    auto cands = latent_devices(n, *r, *lat);
+    if (!cands) continue;
+    for (auto& d : *cands) {
+      if (rival) {
+        rivals[{lat->name, d}].push_back({n, r});
+        latent_of[lat->name] = lat;
         continue;
       }
-      const DeviceRef& cref = lc ? c.lhs : c.rhs;
-      const DeviceRef& oref = lc ? c.rhs : c.lhs;
-      if (!cref.binding.empty()) {
-        ok = false;  // a latent has no bound devices
-        break;
-      }
-      const std::string* other = resolve(oref, nullptr, nullptr, e);
-      if (!other) {
-        ok = false;
-        break;
-      }
-      if (c.rel == Relation::any) continue;
-      auto devs = topo_.related_devices(c.rel, *other, lc, lat->kind);
-      std::sort(devs.begin(), devs.end());
-      devs.erase(std::unique(devs.begin(), devs.end()), devs.end());
-      if (!cands) {
-        cands = std::move(devs);
-      } else {
-        std::vector<std::string> both;
-        std::set_intersection(cands->begin(), cands->end(), devs.begin(), devs.end(),
-                              std::back_inserter(both));
-        cands = std::move(both);
-      }
+      uint32_t hn = hyp_node(lat, d);
+      if (hn != kNone) link(hn, n, r, false);
     }
-    if (!ok || !cands || cands->empty()) continue;
-    if (cands->size() > kMaxLatentDevices) {
-      note("latent '" + lat->name + "' was not hypothesised for " + e.device + ": rule " +
-           r->loc.str() + " places it on " + std::to_string(cands->size()) +
-           " devices, too many to tell apart");
-      continue;
-    }
-    for (auto& d : *cands) {
-      auto key = std::make_pair(lat->name, d);
-      auto it = hyp_node_.find(key);
-      uint32_t hn;
-      if (it == hyp_node_.end()) {
-        if (nodes_.size() >= o_.max_nodes) {
-          truncated_ = true;
-          continue;
-        }
-        Hyp h;
-        h.latent = lat;
-        h.device = d;
-        if (auto info = topo_.device(d)) h.host = info->host;
-        if (h.host.empty() && lat->kind == DeviceKind::host) h.host = d;
-        hyps_.push_back(std::move(h));
-        GNode g;
-        g.hyp = static_cast<int>(hyps_.size() - 1);
-        nodes_.push_back(std::move(g));
-        hn = static_cast<uint32_t>(nodes_.size() - 1);
-        hyp_node_.emplace(key, hn);
-      } else {
-        hn = it->second;
-      }
-      add_edge(hn, n, r, false);
-      Hyp& h = hyps_[static_cast<size_t>(nodes_[hn].hyp)];
+  }
+  // One latent time must fit every rival's rule window: take the time point
+  // that the most distinct effect devices agree on.
+  for (auto& [key, reqs] : rivals) {
+    if (reqs.size() < 2) continue;
+    struct Span {
+      int64_t lo, hi;
+      uint32_t dev;
+    };
+    std::vector<Span> spans;
+    for (auto& [n, r] : reqs) {
       const Rec& er = ix_.rec(nodes_[n].ev);
+      Span sp{std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+              er.device};
       if (er.has_wall()) {
-        int64_t t = er.lo - static_cast<int64_t>(r->min_s * 1e6);
-        h.t_est = h.t_est == kNoWall ? t : std::min(h.t_est, t);
+        double sk = r->skew_s + o_.clock_skew_s;
+        sp.lo = er.lo - static_cast<int64_t>((r->max_s + sk) * 1e6);
+        sp.hi = er.hi - static_cast<int64_t>((r->min_s - sk) * 1e6);
+      }
+      spans.push_back(sp);
+    }
+    constexpr size_t kMaxRivals = 2000;  // quadratic below; beyond this the rest are ignored
+    if (spans.size() > kMaxRivals) {
+      spans.resize(kMaxRivals);
+      truncated_ = true;
+    }
+    int best = 0;
+    int64_t best_t = 0;
+    for (auto& p : spans) {
+      std::set<uint32_t> devs;
+      for (auto& q : spans)
+        if (q.lo <= p.lo && p.lo <= q.hi) devs.insert(q.dev);
+      int k = static_cast<int>(devs.size());
+      if (k > best) {
+        best = k;
+        best_t = p.lo;
       }
     }
+    if (best < 2) continue;
+    uint32_t hn = hyp_node(latent_of[key.first], key.second);
+    if (hn == kNone) continue;
+    for (size_t i = 0; i < spans.size(); ++i)
+      if (spans[i].lo <= best_t && best_t <= spans[i].hi) link(hn, reqs[i].first, reqs[i].second, true);
+    Hyp& h = hyps_[static_cast<size_t>(nodes_[hn].hyp)];
+    h.rival_roots = std::max(h.rival_roots, best);
   }
   // Silent latents: the host logged nothing after the hypothesised time while
   // its peers kept logging (judged against the peers, never "who logged least").
@@ -717,11 +791,19 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     if (la != lb) return lb;
     Severity sa = node_severity(a), sb = node_severity(b);
     if (sa != sb) return sa > sb;
+    auto best_out = [&](uint32_t n) {
+      double m = 0;
+      for (uint32_t eid : nodes_[n].out) m = std::max(m, edges_[eid].rule->strength);
+      return m;
+    };
+    double ma = best_out(a), mb = best_out(b);
+    if (ma != mb) return ma > mb;
     return nodes_[a].out.size() > nodes_[b].out.size();
   });
   size_t considered = 0;
   for (uint32_t r : order) {
-    if (++considered > 512) break;
+    // Each candidate costs a path search; past this many, the rest are noise.
+    if (++considered > kMaxScoredRoots) break;
     // Max-product paths from r (Dijkstra on -log strength).
     std::unordered_map<uint32_t, double> best;
     std::unordered_map<uint32_t, uint32_t> pred;
@@ -786,6 +868,21 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     }
     auto sy = sympathetic_to_.find(r);
     if (sy != sympathetic_to_.end()) s *= 0.5;
+    // Fewest roots that explain the most: when one latent explains this root
+    // candidate and others like it at once, this one alone accounts for only
+    // its share of them.
+    int rival_of = 0;
+    uint32_t rival_node = kNone;
+    for (uint32_t eid : g.in) {
+      const GEdge& e = edges_[eid];
+      if (!e.rival || !edge_valid(e)) continue;
+      int k = hyps_[static_cast<size_t>(nodes_[e.cause].hyp)].rival_roots;
+      if (k > rival_of) {
+        rival_of = k;
+        rival_node = e.cause;
+      }
+    }
+    if (rival_of >= 2) s /= rival_of;
     sc.score = s;
     char buf[256];
     std::snprintf(buf, sizeof buf,
@@ -796,6 +893,12 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     sc.why = buf;
     if (fallback) sc.why += "; not connected to the symptom by any rule";
     if (g.hyp >= 0) sc.why += "; hypothesised (no log line of its own)";
+    if (g.hyp >= 0 && hyps_[static_cast<size_t>(g.hyp)].rival_roots >= 2)
+      sc.why += "; explains " + std::to_string(hyps_[static_cast<size_t>(g.hyp)].rival_roots) +
+                " simultaneous faults on different devices at once";
+    if (rival_node != kNone)
+      sc.why += "; one of " + std::to_string(rival_of) + " simultaneous faults that " +
+                ref_of(rival_node).event + " on " + ref_of(rival_node).device + " explains at once";
     if (sy != sympathetic_to_.end())
       sc.why += "; mutually explained with " + ref_of(sy->second).device +
                 ", which has more independent evidence or came first";
@@ -840,6 +943,11 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
              (h.host.empty() ? h.device : h.host) + " logged nothing after " + t +
              " while its peers kept logging" +
              (h.silent_unknown ? " (its lines without wall time could not be compared)" : ""));
+      else if (h.rival_roots >= 2)
+        note("hypothesised " + h.latent->name + " on " + h.device +
+             ": it has no log line of its own; it explains " + std::to_string(h.rival_roots) +
+             " faults on different devices within one rule window, which would otherwise be " +
+             "independent root causes");
       else
         note("hypothesised " + h.latent->name + " on " + h.device +
              ": it has no log line of its own; nothing observed explains its effects");

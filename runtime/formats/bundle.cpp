@@ -184,6 +184,19 @@ class LineReader {
       }
     }
   }
+  // Next run of whole lines, each ending in '\n', straight out of the read
+  // buffer (no copy); false when the buffer holds no complete line (then
+  // next() joins the line across reads) or at EOF.
+  bool next_block(std::string_view* block) {
+    if (pos_ == end_ && !fill()) return false;
+    const char* start = buf_.data() + pos_;
+    const void* nl = memrchr(start, '\n', end_ - pos_);
+    if (!nl) return false;
+    size_t len = static_cast<const char*>(nl) - start + 1;
+    *block = std::string_view(start, len);
+    pos_ += len;
+    return true;
+  }
   bool failed() const { return failed_; }
 
  private:
@@ -245,6 +258,14 @@ struct HostDir {
 bool for_each_bundle_line(const std::string& bundle_dir,
                           const std::function<void(const BundleLine&)>& fn, FormatStats* stats,
                           std::string* error) {
+  return for_each_bundle_block(bundle_dir, fn, nullptr, nullptr, stats, error);
+}
+
+bool for_each_bundle_block(const std::string& bundle_dir,
+                           const std::function<void(const BundleLine&)>& fn,
+                           const std::function<void(const BundleBlock&)>& block_fn,
+                           const std::function<bool(const FileContext*)>& want_blocks,
+                           FormatStats* stats, std::string* error) {
   FormatStats local;
   if (!stats) stats = &local;
   auto fail = [&](std::string m) {
@@ -393,7 +414,16 @@ bool for_each_bundle_line(const std::string& bundle_dir,
         std::string_view line;
         bool cut;
         uint64_t line_no = 0;
-        while (r.next(&line, &cut)) {
+        const bool blocks = block_fn && want_blocks;
+        for (;;) {
+          std::string_view block;
+          if (blocks && want_blocks(&ctx) && r.next_block(&block)) {
+            auto n = static_cast<uint64_t>(std::count(block.begin(), block.end(), '\n'));
+            block_fn(BundleBlock{&ctx, block, line_no + 1, n});
+            line_no += n;
+            continue;
+          }
+          if (!r.next(&line, &cut)) break;
           ++line_no;
           if (cut) ++stats->truncated_long_lines;
           fn(BundleLine{&ctx, line, line_no});

@@ -88,13 +88,16 @@ struct Ingestor::Impl {
   static constexpr size_t kChunkBytes = 1 << 20;
   FileMode file_mode = FileMode::probing;
   int probed = 0;
-  std::string chunk;
+  std::string chunk;           // lines copied one by one (file_line)
+  std::string_view chunk_buf;  // what flush scans: `chunk`, or a reader block
+  uint64_t block_first_line = 0;  // block mode: line_nos is empty, numbers count from here
   std::vector<uint32_t> line_start;
   std::vector<uint64_t> line_nos;
   std::vector<uint32_t> candidates;
   uint64_t chunk_lines = 0, chunk_bytes = 0;    // lines/bytes seen in chunk mode
   uint64_t parsed_lines = 0, parsed_bytes = 0;  // of those, counted again by the parser
   LogRecord chunk_rec;
+  LogRecord locate_rec;
 
   static bool msg_in_raw(const LogRecord& r) {
     return r.msg.empty() ||
@@ -103,15 +106,16 @@ struct Ingestor::Impl {
 
   std::string_view chunk_line(size_t i) const {
     size_t b = line_start[i];
-    size_t e = i + 1 < line_start.size() ? line_start[i + 1] - 1 : chunk.size() - 1;
-    return std::string_view(chunk).substr(b, e - b);
+    size_t e = i + 1 < line_start.size() ? line_start[i + 1] - 1 : chunk_buf.size() - 1;
+    return chunk_buf.substr(b, e - b);
   }
 
   // Parses line i of the chunk; counts it as parsed (it was counted on arrival).
   bool parse_chunk_line(size_t i, LogRecord* rec) {
     std::string_view l = chunk_line(i);
     uint64_t before = fstats.lines, bytes_before = fstats.bytes;
-    bool ok = parser.parse(l, line_nos[i], rec);
+    uint64_t no = line_nos.empty() ? block_first_line + i : line_nos[i];
+    bool ok = parser.parse(l, no, rec);
     parsed_lines += fstats.lines - before;
     parsed_bytes += fstats.bytes - bytes_before;
     return ok;
@@ -119,7 +123,49 @@ struct Ingestor::Impl {
 
   void flush_chunk() {
     if (line_start.empty()) return;
-    matcher.scan_chunk(chunk, line_start, &candidates);
+    chunk_buf = chunk;
+    scan_lines();
+    chunk.clear();
+    line_start.clear();
+    line_nos.clear();
+  }
+
+  // A block of whole lines from the bundle reader, scanned in place.
+  void file_block(std::string_view text, uint64_t first_line_no, uint64_t n_lines) {
+    flush_chunk();
+    if (text.empty()) return;
+    if (text.size() >= UINT32_MAX - 2) {  // offsets are 32-bit: split (never with 1 MB reads)
+      size_t cut = text.rfind('\n', UINT32_MAX / 2);
+      if (cut != std::string_view::npos && cut + 1 < text.size()) {
+        auto first = text.substr(0, cut + 1);
+        auto n1 = static_cast<uint64_t>(std::count(first.begin(), first.end(), '\n'));
+        file_block(first, first_line_no, n1);
+        file_block(text.substr(cut + 1), first_line_no + n1, n_lines - n1);
+        return;
+      }
+    }
+    line_start.clear();
+    line_start.reserve(n_lines);
+    const char* base = text.data();
+    const char* p = base;
+    const char* end = base + text.size();
+    while (p < end) {
+      line_start.push_back(static_cast<uint32_t>(p - base));
+      const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
+      p = nl ? static_cast<const char*>(nl) + 1 : end;
+    }
+    chunk_lines += line_start.size();
+    chunk_bytes += text.size();
+    chunk_buf = text;
+    block_first_line = first_line_no;
+    line_nos.clear();
+    scan_lines();
+    line_start.clear();
+    chunk_buf = {};
+  }
+
+  void scan_lines() {
+    matcher.scan_chunk(chunk_buf, line_start, &candidates);
     // The parser keeps the previous timed line's time; lines between
     // candidates are not parsed, so before a candidate walk back to the
     // nearest line with its own time (parsing it sets that state; untimed
@@ -140,9 +186,6 @@ struct Ingestor::Impl {
       known = c;
     }
     settle(static_cast<long>(line_start.size()) - 1);
-    chunk.clear();
-    line_start.clear();
-    line_nos.clear();
   }
 
   // One line of a file, in whatever mode the file is in.
@@ -207,31 +250,43 @@ struct Ingestor::Impl {
     notes.push_back("device " + id + " is not in the topology; kept as a placeholder");
   }
 
-  void emit_event(uint32_t si, FieldValues&& fields, const EventTime& time, Transport transport,
+  // `line` is copied only when the event survives the baseline stage.
+  void emit_event(uint32_t si, FieldValues& fields, const EventTime& time, Transport transport,
                   const std::string& host, bool host_known, int rank_hint, std::string_view file,
-                  uint64_t line_no, std::string&& line) {
+                  uint64_t line_no, std::string_view line) {
     const ingest::SigInfo& s = matcher.signatures()[si];
     const Signature& sig = *s.sig;
     ++sig_hits[si];
-    LogRecord rec;
+    LogRecord& rec = locate_rec;  // reused: locate_device reads host, host_known, rank_hint
     rec.host = host;
     rec.host_known = host_known;
     rec.rank_hint = rank_hint;
-    Event ev;
-    ev.name = sig.name;
-    ev.kind = sig.kind;
     const Locator* own = nullptr;
     for (const Locator& l : sig.locators)
       if (l.binding.empty()) own = &l;
     ingest::Located d = ingest::locate_device(topo, sig, sig.kind, own, fields, rec);
+    const bool judged = ingest::StormFilter::has_baseline(sig);
+    if (judged) {
+      // Placeholder notes as for an event that is built (device, then bindings).
+      if (d.placeholder) note_placeholder(d.id);
+      for (const Locator& l : sig.locators) {
+        if (l.binding.empty()) continue;
+        ingest::Located b = ingest::locate_device(topo, sig, l.kind, &l, fields, rec);
+        if (b.placeholder) note_placeholder(b.id);
+      }
+      if (!storms.baseline_passes(si, sig, fields, d.id)) return;
+    }
+    Event ev;
+    ev.name = sig.name;
+    ev.kind = sig.kind;
     ev.device = std::move(d.id);
     ev.host = std::move(d.host);
     ev.placeholder_device = d.placeholder;
-    if (d.placeholder) note_placeholder(ev.device);
+    if (d.placeholder && !judged) note_placeholder(ev.device);
     for (const Locator& l : sig.locators) {
       if (l.binding.empty()) continue;
       ingest::Located b = ingest::locate_device(topo, sig, l.kind, &l, fields, rec);
-      if (b.placeholder) note_placeholder(b.id);
+      if (b.placeholder && !judged) note_placeholder(b.id);
       ev.bindings.emplace_back(l.binding, std::move(b.id));
     }
     ev.time = time;
@@ -240,10 +295,10 @@ struct Ingestor::Impl {
     ev.evidence.append(file.empty() ? std::string_view("stdin") : file);
     ev.evidence += ':';
     ev.evidence += std::to_string(line_no);
-    ev.line = std::move(line);
+    ev.line.assign(line);
     ev.transport = transport;
     ev.seq = ++seq;
-    storms.add(si, sig, std::move(ev), emit_fn);
+    storms.add(si, sig, std::move(ev), emit_fn, judged);
   }
 
   Stream* find_stream(const LogRecord& rec, bool create) {
@@ -268,8 +323,8 @@ struct Ingestor::Impl {
       ++stats.rejected_by_when;
       return;
     }
-    emit_event(p.sig, std::move(p.caps), p.time, p.transport, p.host, p.host_known, p.rank_hint,
-               p.file, p.line_no, std::move(p.lines));
+    emit_event(p.sig, p.caps, p.time, p.transport, p.host, p.host_known, p.rank_hint,
+               p.file, p.line_no, p.lines);
   }
 
   void advance_pending(const LogRecord& rec) {
@@ -359,7 +414,7 @@ struct Ingestor::Impl {
       }
       caps.clear();
       if (!matcher.confirm(p, rec.msg, &caps)) {
-        ++stats.prefilter_rejects;
+        if (pi.prefilter || !pi.anchor_dropped) ++stats.prefilter_rejects;
         continue;
       }
       for (uint32_t si : pi.first_of) {
@@ -379,8 +434,8 @@ struct Ingestor::Impl {
           continue;
         }
         matched = true;
-        emit_event(si, FieldValues(tmp), rec.time, rec.transport, rec.host, rec.host_known,
-                   rec.rank_hint, rec.file, rec.line_no, std::string(rec.raw));
+        emit_event(si, tmp, rec.time, rec.transport, rec.host, rec.host_known,
+                   rec.rank_hint, rec.file, rec.line_no, rec.raw);
       }
     }
     if (matched) ++stats.matched_lines;
@@ -440,7 +495,7 @@ bool Ingestor::read_bundle(const std::string& dir, std::string* error) {
   const FileContext* cur = nullptr;
   std::string cur_file;
   LogRecord rec;
-  bool ok = for_each_bundle_line(
+  bool ok = for_each_bundle_block(
       dir,
       [&](const BundleLine& bl) {
         if (bl.ctx != cur || bl.ctx->file != cur_file) {
@@ -449,6 +504,11 @@ bool Ingestor::read_bundle(const std::string& dir, std::string* error) {
           m.begin_chunked_file(*bl.ctx);
         }
         m.file_line(bl.raw, bl.line_no, &rec);
+      },
+      // Once a file is in chunk mode its lines come as blocks, scanned in place.
+      [&](const BundleBlock& b) { m.file_block(b.text, b.first_line_no, b.lines); },
+      [&](const FileContext* ctx) {
+        return ctx == cur && m.file_mode == Impl::FileMode::chunk;
       },
       &m.fstats, error);
   m.flush_chunk();

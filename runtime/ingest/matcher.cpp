@@ -60,6 +60,7 @@ bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std
     sigs_.push_back(std::move(info));
   }
   if (patterns_.empty()) return true;  // an empty KB matches nothing; fine
+  if (build_shared(notes)) return true;
 
   // Compile all patterns at once; when Hyperscan names a pattern it refuses,
   // retry that one as a prefilter, then leave it to RE2 alone.
@@ -145,7 +146,73 @@ bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std
   return true;
 }
 
+// The chunk database (leading '^' dropped, multi-line anchors, no
+// SINGLEMATCH) also serves per-line scans: on one line it reports a superset
+// of the exact database's hits, and RE2 confirms every hit anyway. Only when
+// some pattern cannot go in (even as a prefilter) are two databases built.
+bool Matcher::build_shared(std::vector<std::string>* notes) {
+  (void)notes;
+  const size_t n = patterns_.size();
+  std::vector<std::string> texts(n);
+  std::vector<bool> stripped(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    texts[i] = patterns_[i].text;
+    if (!texts[i].empty() && texts[i][0] == '^') {
+      texts[i].erase(0, 1);  // msg start is not line start
+      stripped[i] = true;
+    }
+  }
+  std::vector<unsigned> flags(n, HS_FLAG_MULTILINE);
+  hs_database_t* db = nullptr;
+  for (size_t attempt = 0; attempt <= n; ++attempt) {
+    std::vector<const char*> exprs;
+    std::vector<unsigned> ids;
+    for (size_t i = 0; i < n; ++i) {
+      exprs.push_back(texts[i].c_str());
+      ids.push_back(static_cast<unsigned>(i));
+    }
+    hs_compile_error_t* cerr = nullptr;
+    if (hs_compile_multi(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(n),
+                         HS_MODE_BLOCK, nullptr, &db, &cerr) == HS_SUCCESS)
+      break;
+    db = nullptr;
+    int bad = cerr ? cerr->expression : -1;
+    if (cerr) hs_free_compile_error(cerr);
+    if (bad < 0 || static_cast<size_t>(bad) >= n || (flags[bad] & HS_FLAG_PREFILTER)) return false;
+    flags[bad] |= HS_FLAG_PREFILTER;
+  }
+  if (!db) return false;
+  if (hs_alloc_scratch(db, &chunk_scratch_) != HS_SUCCESS) {
+    hs_free_database(db);
+    return false;
+  }
+  chunk_db_ = db;
+  shared_ = true;
+  db_ids_.clear();
+  for (uint32_t i = 0; i < n; ++i) {
+    patterns_[i].prefilter = (flags[i] & HS_FLAG_PREFILTER) != 0;
+    patterns_[i].in_database = true;
+    patterns_[i].anchor_dropped = stripped[i];
+    db_ids_.push_back(i);
+  }
+  seen_.assign(n, 0);
+  return true;
+}
+
 namespace {
+struct SharedCtx {
+  std::vector<uint32_t>* hits;
+  uint8_t* seen;
+};
+int on_shared_match(unsigned id, unsigned long long, unsigned long long, unsigned, void* p) {
+  auto* c = static_cast<SharedCtx*>(p);
+  if (!c->seen[id]) {  // no SINGLEMATCH here: report each pattern once
+    c->seen[id] = 1;
+    c->hits->push_back(id);
+  }
+  return 0;
+}
+
 struct ChunkCtx {
   const std::vector<uint32_t>* starts;
   std::vector<uint32_t>* lines;
@@ -186,6 +253,14 @@ int on_match(unsigned id, unsigned long long, unsigned long long, unsigned, void
 
 void Matcher::scan(std::string_view text, std::vector<uint32_t>* hits) const {
   hits->clear();
+  if (shared_) {
+    SharedCtx ctx{hits, seen_.data()};
+    hs_scan(chunk_db_, text.data(), static_cast<unsigned>(std::min<size_t>(text.size(), UINT32_MAX)),
+            0, chunk_scratch_, on_shared_match, &ctx);
+    for (uint32_t h : *hits) seen_[h] = 0;
+    if (hits->size() > 1) std::sort(hits->begin(), hits->end());
+    return;
+  }
   if (db_) {
     hs_scan(db_, text.data(), static_cast<unsigned>(std::min<size_t>(text.size(), UINT32_MAX)), 0,
             scratch_, on_match, hits);

@@ -31,8 +31,23 @@ bool StormFilter::window_time(const Event& ev, TimeUs* t) {
   return false;
 }
 
-void StormFilter::add(uint32_t sig_idx, const Signature& sig, Event&& ev, const Emit& emit) {
-  if (!sig.baseline.field.empty() && sig.baseline.window > 0 && !pass_baseline(sig_idx, sig, ev)) {
+bool StormFilter::baseline_passes(uint32_t sig_idx, const Signature& sig,
+                                  const FieldValues& fields, const std::string& device) {
+  const std::string* raw = nullptr;
+  for (const auto& [k, v] : fields)
+    if (k == sig.baseline.field) {
+      raw = &v;
+      break;
+    }
+  if (pass_baseline(sig_idx, sig, raw, device)) return true;
+  ++c_->below_baseline;
+  return false;
+}
+
+void StormFilter::add(uint32_t sig_idx, const Signature& sig, Event&& ev, const Emit& emit,
+                      bool baseline_judged) {
+  if (!baseline_judged && has_baseline(sig) &&
+      !pass_baseline(sig_idx, sig, ev.field(sig.baseline.field), ev.device)) {
     ++c_->below_baseline;
     return;
   }
@@ -43,17 +58,24 @@ void StormFilter::add(uint32_t sig_idx, const Signature& sig, Event&& ev, const 
   dedup(sig_idx, sig, std::move(ev), emit);
 }
 
-bool StormFilter::pass_baseline(uint32_t sig_idx, const Signature& sig, const Event& ev) {
-  const std::string* raw = ev.field(sig.baseline.field);
+bool StormFilter::pass_baseline(uint32_t sig_idx, const Signature& sig, const std::string* raw,
+                                const std::string& device) {
   std::optional<double> v = raw ? parse_float(*raw) : std::nullopt;
   if (!v || !std::isfinite(*v)) return false;
-  BaseState& st = baseline_[state_key(sig_idx, ev.device)];
+  key_.clear();
+  key_ += std::to_string(sig_idx);
+  key_ += '\x1f';
+  key_ += device;
+  auto it = baseline_.find(key_);
+  if (it == baseline_.end()) it = baseline_.emplace(key_, BaseState{}).first;
+  BaseState& st = it->second;
   size_t n = static_cast<size_t>(sig.baseline.window);
   if (st.ring.size() != n) st.ring.assign(n, 0.0);
   bool fire = false;
   size_t need = (n + 1) / 2;  // judge only with at least half a window of history
   if (st.size >= need) {
-    std::vector<double> vals(st.ring.begin(), st.ring.begin() + static_cast<long>(st.size));
+    std::vector<double>& vals = vals_;
+    vals.assign(st.ring.begin(), st.ring.begin() + static_cast<long>(st.size));
     auto mid = vals.begin() + static_cast<long>(vals.size() / 2);
     std::nth_element(vals.begin(), mid, vals.end());
     double median = *mid;

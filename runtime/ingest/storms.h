@@ -15,6 +15,7 @@
 
 #include "reflex/event.h"
 #include "reflex/kb.h"
+#include "reflex/signature_match.h"
 
 namespace reflex::ingest {
 
@@ -32,7 +33,17 @@ class StormFilter {
 
   // One matched event of signature `sig` (index `sig_idx` is its identity).
   // Calls emit zero or more times (the event itself, or a closed fold).
-  void add(uint32_t sig_idx, const Signature& sig, Event&& ev, const Emit& emit);
+  // baseline_judged: the caller already ran baseline_passes() for this line.
+  void add(uint32_t sig_idx, const Signature& sig, Event&& ev, const Emit& emit,
+           bool baseline_judged = false);
+  static bool has_baseline(const Signature& sig) {
+    return !sig.baseline.field.empty() && sig.baseline.window > 0;
+  }
+  // The baseline stage alone, before the event is built (most lines of a
+  // fail-slow signature are normal and are dropped here): false, and counted
+  // in below_baseline, when the value is not anomalous.
+  bool baseline_passes(uint32_t sig_idx, const Signature& sig, const FieldValues& fields,
+                       const std::string& device);
   // Emits every dedup fold whose window closed before `now` (wall time).
   void advance(TimeUs now, const Emit& emit);
   // Emits every open fold (end of input).
@@ -62,7 +73,8 @@ class StormFilter {
     bool wall = false;
   };
 
-  bool pass_baseline(uint32_t sig_idx, const Signature& sig, const Event& ev);
+  bool pass_baseline(uint32_t sig_idx, const Signature& sig, const std::string* raw,
+                     const std::string& device);
   bool pass_aggregate(uint32_t sig_idx, const Signature& sig, Event* ev);
   void dedup(uint32_t sig_idx, const Signature& sig, Event&& ev, const Emit& emit);
 
@@ -73,6 +85,8 @@ class StormFilter {
   std::unordered_map<std::string, Fold> dedup_;
   // Wall-time folds by deadline, to close them as time advances.
   std::set<std::pair<TimeUs, std::string>> deadlines_;
+  std::string key_;           // reused lookup key (no allocation per line)
+  std::vector<double> vals_;  // reused median buffer
 };
 
 }  // namespace reflex::ingest
