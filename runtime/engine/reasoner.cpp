@@ -213,8 +213,7 @@ uint32_t Reasoner::node_of(uint32_t ev, bool* added) {
   return n;
 }
 
-void Reasoner::add_edge(uint32_t cause, uint32_t effect, const Rule* r, bool unknown,
-                        bool rival) {
+void Reasoner::add_edge(uint32_t cause, uint32_t effect, const Rule* r, bool unknown, bool rival) {
   if (cause == effect) return;
   edges_.push_back({cause, effect, r, unknown, rival});
   uint32_t e = static_cast<uint32_t>(edges_.size() - 1);
@@ -660,8 +659,7 @@ void Reasoner::hypothesise() {
     std::vector<Span> spans;
     for (auto& [n, r] : reqs) {
       const Rec& er = ix_.rec(nodes_[n].ev);
-      Span sp{std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
-              er.device};
+      Span sp{std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), er.device};
       if (er.has_wall()) {
         double sk = r->skew_s + o_.clock_skew_s;
         sp.lo = er.lo - static_cast<int64_t>((r->max_s + sk) * 1e6);
@@ -690,7 +688,8 @@ void Reasoner::hypothesise() {
     uint32_t hn = hyp_node(latent_of[key.first], key.second);
     if (hn == kNone) continue;
     for (size_t i = 0; i < spans.size(); ++i)
-      if (spans[i].lo <= best_t && best_t <= spans[i].hi) link(hn, reqs[i].first, reqs[i].second, true);
+      if (spans[i].lo <= best_t && best_t <= spans[i].hi)
+        link(hn, reqs[i].first, reqs[i].second, true);
     Hyp& h = hyps_[static_cast<size_t>(nodes_[hn].hyp)];
     h.rival_roots = std::max(h.rival_roots, best);
   }

@@ -88,8 +88,8 @@ struct Ingestor::Impl {
   static constexpr size_t kChunkBytes = 1 << 20;
   FileMode file_mode = FileMode::probing;
   int probed = 0;
-  std::string chunk;           // lines copied one by one (file_line)
-  std::string_view chunk_buf;  // what flush scans: `chunk`, or a reader block
+  std::string chunk;              // lines copied one by one (file_line)
+  std::string_view chunk_buf;     // what flush scans: `chunk`, or a reader block
   uint64_t block_first_line = 0;  // block mode: line_nos is empty, numbers count from here
   std::vector<uint32_t> line_start;
   std::vector<uint64_t> line_nos;
@@ -323,8 +323,8 @@ struct Ingestor::Impl {
       ++stats.rejected_by_when;
       return;
     }
-    emit_event(p.sig, p.caps, p.time, p.transport, p.host, p.host_known, p.rank_hint,
-               p.file, p.line_no, p.lines);
+    emit_event(p.sig, p.caps, p.time, p.transport, p.host, p.host_known, p.rank_hint, p.file,
+               p.line_no, p.lines);
   }
 
   void advance_pending(const LogRecord& rec) {
@@ -434,8 +434,8 @@ struct Ingestor::Impl {
           continue;
         }
         matched = true;
-        emit_event(si, tmp, rec.time, rec.transport, rec.host, rec.host_known,
-                   rec.rank_hint, rec.file, rec.line_no, rec.raw);
+        emit_event(si, tmp, rec.time, rec.transport, rec.host, rec.host_known, rec.rank_hint,
+                   rec.file, rec.line_no, rec.raw);
       }
     }
     if (matched) ++stats.matched_lines;

@@ -255,8 +255,9 @@ void Matcher::scan(std::string_view text, std::vector<uint32_t>* hits) const {
   hits->clear();
   if (shared_) {
     SharedCtx ctx{hits, seen_.data()};
-    hs_scan(chunk_db_, text.data(), static_cast<unsigned>(std::min<size_t>(text.size(), UINT32_MAX)),
-            0, chunk_scratch_, on_shared_match, &ctx);
+    hs_scan(chunk_db_, text.data(),
+            static_cast<unsigned>(std::min<size_t>(text.size(), UINT32_MAX)), 0, chunk_scratch_,
+            on_shared_match, &ctx);
     for (uint32_t h : *hits) seen_[h] = 0;
     if (hits->size() > 1) std::sort(hits->begin(), hits->end());
     return;

@@ -31,8 +31,8 @@ bool StormFilter::window_time(const Event& ev, TimeUs* t) {
   return false;
 }
 
-bool StormFilter::baseline_passes(uint32_t sig_idx, const Signature& sig,
-                                  const FieldValues& fields, const std::string& device) {
+bool StormFilter::baseline_passes(uint32_t sig_idx, const Signature& sig, const FieldValues& fields,
+                                  const std::string& device) {
   const std::string* raw = nullptr;
   for (const auto& [k, v] : fields)
     if (k == sig.baseline.field) {

@@ -647,8 +647,9 @@ KbBuilder leaf_kb() {
   b.latent("t_leaf_failed", DeviceKind::fabric_switch, "fabric_switch_fault", /*silent=*/false);
   b.rule("t_leaf_failed", "t_link_down", {W("effect", Relation::attached, "cause")}, 0, 120, 0.8,
          10);
-  b.rule("t_link_down", "t_watchdog", {W("effect", Relation::same_host, "cause")}, 0, 1800, 0.8,
-         5);
+  // Any lost rail hangs every rank of the job: each link-down alone explains
+  // every symptom, so only parsimony can make the leaf win.
+  b.rule("t_link_down", "t_watchdog", {W("effect", Relation::same_job, "cause")}, 0, 1800, 0.8, 5);
   return b;
 }
 
@@ -672,7 +673,8 @@ std::string leaf_topo(int hosts) {
   }
   s += "],\"fabric\":[{\"name\":\"leaf-00\",\"tier\":\"leaf\"},{\"name\":\"leaf-01\",\"tier\":"
        "\"leaf\"}],\"jobs\":[{\"id\":\"job-1\",\"ranks\":{\"hosts\":[";
-  for (int h = 0; h < hosts; ++h) s += std::string(h ? "," : "") + "\"node-" + std::to_string(h) + "\"";
+  for (int h = 0; h < hosts; ++h)
+    s += std::string(h ? "," : "") + "\"node-" + std::to_string(h) + "\"";
   s += "],\"gpus_per_host\":2}}]}";
   return s;
 }
@@ -705,6 +707,9 @@ TEST(Engine, SameRailDownOnSeveralHostsNamesTheLeafSwitch) {
     EXPECT_TRUE(r.latent);
     EXPECT_EQ(r.event, "t_leaf_failed");
     EXPECT_EQ(r.fault_class, "fabric_switch_fault");
+    ASSERT_EQ(r.chain.size(), 3u);  // leaf -> link down -> watchdog
+    EXPECT_EQ(r.chain[1].ev.event, "t_link_down");
+    EXPECT_EQ(r.explains, 8);
     // The NICs stay listed as (lower-ranked) alternatives; the hosts are not evicted.
     EXPECT_TRUE(root_devices_contain(ds[0], nic(0, rail)));
     EXPECT_TRUE(root_devices_contain(ds[0], nic(2, rail)));
@@ -724,6 +729,7 @@ TEST(Engine, OneLinkDownBlamesTheNicNotTheLeaf) {
   ASSERT_EQ(ds.size(), 1u);
   ASSERT_FALSE(ds[0].root_causes.empty());
   EXPECT_EQ(ds[0].root_causes[0].device, nic(1, 0));
+  EXPECT_EQ(ds[0].root_causes[0].chain.size(), 2u);  // connected by the rule, not a fallback
   for (auto& r : ds[0].root_causes) EXPECT_FALSE(r.latent) << r.device;
 }
 

@@ -419,5 +419,53 @@ TEST_F(IngestorTest, ChunkModeEqualsPerLineMode) {
   EXPECT_EQ(multiline, 1);
 }
 
+// Files larger than the bundle reader's 1 MB buffer: in chunk mode lines come
+// as blocks straight from the read buffer, and lines that span two reads go
+// through the per-line path. Events (evidence line numbers included) and
+// counters must equal those of parsing every line.
+TEST_F(IngestorTest, ChunkModeBlocksAcrossReadBuffers) {
+  std::string kern;
+  for (int i = 0; i < 40000; ++i) {
+    char ts[64];
+    std::snprintf(ts, sizeof ts, "2026-03-05T10:%02d:%02d,%06d+00:00 ", (i / 600) % 60,
+                  (i / 10) % 60, (i % 10) * 100000);
+    if (i % 89 == 0) {  // Xid line as in the test above (peers.md Xid 95 form)
+      kern += std::string(ts) + "NVRM: Xid (PCI:0000:18:00): 95, pid=1, Uncontained: FBHUB.\n";
+    } else {  // invented benign chatter of varying length
+      kern += std::string(ts) + "systemd[1]: Started Session " + std::to_string(i) + " " +
+              std::string(static_cast<size_t>(i % 37), 'x') + ".\n";
+    }
+  }
+  ASSERT_GT(kern.size(), 2u << 20);
+  write("hosts/node-0017/kern.log", kern);
+  auto run = [&](bool chunk) {
+    events_.clear();
+    IngestOptions o;
+    o.chunk_mode = chunk;
+    o.default_dedup_s = 0;
+    auto ing = make(o);
+    std::string err;
+    EXPECT_TRUE(ing->read_bundle(dir_.string(), &err)) << err;
+    ing->finish();
+    std::vector<std::string> out;
+    for (auto& e : events_) {
+      std::string s = e.name + " " + e.device + " " + e.evidence + " " + std::to_string(e.count) +
+                      " " + (e.time.wall ? std::to_string(*e.time.wall) : "-") + " " + e.line;
+      out.push_back(s);
+    }
+    return std::make_pair(out, ing->stats_snapshot());
+  };
+  auto [per_line, st1] = run(false);
+  auto [chunked, st2] = run(true);
+  EXPECT_EQ(per_line, chunked);
+  EXPECT_FALSE(chunked.empty());
+  EXPECT_EQ(st1.lines, 40000u);
+  EXPECT_EQ(st1.lines, st2.lines);
+  EXPECT_EQ(st1.bytes, st2.bytes);
+  EXPECT_EQ(st1.bytes, kern.size());
+  EXPECT_EQ(st1.per_signature_hits, st2.per_signature_hits);
+  EXPECT_EQ(st1.matched_lines, st2.matched_lines);
+}
+
 }  // namespace
 }  // namespace reflex
