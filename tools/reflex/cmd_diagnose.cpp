@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
 #include "commands.h"
 #include "reflex/compiler.h"
 #include "reflex/engine.h"
@@ -60,15 +61,7 @@ int run_diagnose(int argc, char** argv) {
   app.add_flag("--strict-transport", strict,
                "syslog text tagged 'kernel:' does not count as a kernel line");
   app.add_option("bundle", bundle, "incident bundle directory (spec §3)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "reflex diagnose: %s\n%s", e.what(), app.help().c_str());
-    return 2;
-  }
+  if (auto rc = parse_or_exit(app, argc, argv, "reflex diagnose")) return *rc;
   EngineOptions opts;
   opts.ingest.strict_transport = strict;
   if (!parse_dur(settle, "--settle", &opts.settle_s) ||

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cli_common.h"
 #include "commands.h"
 #include "reflex/compiler.h"
 #include "reflex/ingest.h"
@@ -91,15 +92,7 @@ int run_events(int argc, char** argv) {
                  "unnamed (named groups made plain, for rg -f) or ere (for grep -E -f)")
       ->check(CLI::IsMember({"re2", "unnamed", "ere"}));
   app.add_option("bundle", bundle, "incident bundle directory (spec §3)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "reflex events: %s\n%s", e.what(), app.help().c_str());
-    return 2;
-  }
+  if (auto rc = parse_or_exit(app, argc, argv, "reflex events")) return *rc;
 
   std::string err;
   std::optional<KnowledgeBase> kb = load_kb(kb_path, &err);

@@ -18,6 +18,7 @@
 #include <string>
 #include <tuple>
 
+#include "cli_common.h"
 #include "commands.h"
 #include "reflex/compiler.h"
 #include "reflex/engine.h"
@@ -82,15 +83,7 @@ int run_watch(int argc, char** argv) {
   app.add_option("--skew", skew, "tolerance between two different clocks (default 2s)");
   app.add_flag("--strict-transport", strict,
                "syslog text tagged 'kernel:' does not count as a kernel line");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "reflex watch: %s\n%s", e.what(), app.help().c_str());
-    return 2;
-  }
+  if (auto rc = parse_or_exit(app, argc, argv, "reflex watch")) return *rc;
   EngineOptions opts;
   opts.ingest.strict_transport = strict;
   for (auto [text, out, name] : {std::tuple{&settle, &opts.settle_s, "--settle"},
