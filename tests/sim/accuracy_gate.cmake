@@ -56,21 +56,7 @@ endforeach()
 message(STATUS "accuracy gate: ${n} bundles, errors ${errors}\n"
         "  top-1 device ${top1}%  top-3 ${top3}%  host ${host}%  fault class ${cls}%  (floor ${floor}%)\n"
         "${table}  full report: ${WORK}/eval.json")
-# Compare as numbers (CMake has no float compare: scale by 100).
-string(REGEX REPLACE "^([0-9]+)(\\.([0-9]?[0-9]?).*)?$" "\\1" ti "${top1}")
-string(REGEX REPLACE "^([0-9]+)(\\.([0-9]?[0-9]?).*)?$" "\\3" tf "${top1}")
-string(REGEX REPLACE "^([0-9]+)(\\.([0-9]?[0-9]?).*)?$" "\\1" fi "${floor}")
-string(REGEX REPLACE "^([0-9]+)(\\.([0-9]?[0-9]?).*)?$" "\\3" ff "${floor}")
-foreach(v tf ff)
-  string(LENGTH "${${v}}" len)
-  if(len EQUAL 0)
-    set(${v} "00")
-  elseif(len EQUAL 1)
-    set(${v} "${${v}}0")
-  endif()
-endforeach()
-math(EXPR top_x100 "${ti} * 100 + ${tf}")
-math(EXPR floor_x100 "${fi} * 100 + ${ff}")
-if(top_x100 LESS floor_x100)
+# if(LESS) compares as floating-point numbers.
+if(top1 LESS floor)
   message(FATAL_ERROR "top-1 device accuracy ${top1}% is below the floor ${floor}% (${FLOOR_FILE})")
 endif()
