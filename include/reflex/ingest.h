@@ -24,7 +24,7 @@ struct IngestOptions {
   size_t max_line_bytes = 1 << 20;  // longer lines are truncated and counted
   double default_dedup_s = 0;       // dedup window for signatures without one
   // Files of text formats are scanned a chunk at a time and only lines that
-  // can match are parsed (docs/ingest.md). false = parse every line (tests,
+  // can match are parsed (README, "Ingest"). false = parse every line (tests,
   // exact per-line format counters).
   bool chunk_mode = true;
 };
@@ -57,7 +57,7 @@ using EventSink = std::function<void(Event&&)>;
 // mutex held: it must not call back into the Ingestor. For throughput use one
 // Ingestor per thread.
 //
-// Storm semantics (docs/ingest.md): per (signature, device) a `baseline` is
+// Storm semantics (README, "Ingest"): per (signature, device) a `baseline` is
 // judged first, then `aggregate`, then `dedup`.
 //  - baseline FIELD above F x median of last N: fires when the value exceeds
 //    F x median of the previous values; it judges only once it has seen at

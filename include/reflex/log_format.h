@@ -54,7 +54,7 @@ class LineParser {
   // `raw` must stay valid while `out` is used. Returns false when the line is
   // to be skipped (empty line, a CRI "P" part held for the next line, an
   // nvidia-smi CSV header); `out` is filled otherwise. Formats, time and host
-  // rules: docs/ingest-formats.md.
+  // rules: README, "Log formats".
   bool parse(std::string_view raw, uint64_t line_no, LogRecord* out);
 
  private:

@@ -1,6 +1,6 @@
 // Per-line format detection (spec §3-4): timestamps, host fields, transports
 // and prefixes. What a message means is the knowledge base's business; this
-// file only knows how collectors frame lines. See docs/ingest-formats.md.
+// file only knows how collectors frame lines. See the README, "Log formats, bundles and the topology file".
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
