@@ -8,24 +8,8 @@
 #include "matcher.h"
 #include "reflex/ingest.h"
 
-namespace {
-
 // Counts heap allocations so the benches can report allocations per line.
-uint64_t g_allocs = 0;
-
-}  // namespace
-
-void* operator new(size_t n) {
-  ++g_allocs;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-// GCC 12 at -O2 misreads the replaced pair as mismatched (a known false positive).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
+#include "counting_new.h"
 
 namespace {
 

@@ -508,7 +508,8 @@ TEST(Engine, InvalidUtf8InLinesDoesNotThrow) {
   auto t = topo(topo_json(1, {{"job-1", {0}}}));
   std::vector<Event> v;
   Event x = ev("t_gpu_off_bus", gpu(0, 1), DeviceKind::gpu, "node-0", 100, "node-0/kernel");
-  x.line = std::string("bad \xff\xfe utf8 \0 nul", 20);
+  static constexpr char kBad[] = "bad \xff\xfe utf8 \0 nul";  // embedded NUL: size from sizeof
+  x.line = std::string(kBad, sizeof kBad - 1);
   v.push_back(x);
   auto ds = diagnose_events(b.kb, *t, v);
   EXPECT_NO_THROW(diagnoses_to_json(ds));

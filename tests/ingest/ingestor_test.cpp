@@ -244,18 +244,7 @@ TEST_F(IngestorTest, ReadBundleWalksHosts) {
 // ---- allocation on the hot path ----
 // Counting allocator for this test binary: a line that matches nothing must
 // not allocate inside the Ingestor (format parsing is measured by its owner).
-static std::atomic<uint64_t> g_allocs{0};
-void* operator new(size_t n) {
-  ++g_allocs;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-// GCC 12 at -O2 misreads the replaced pair as mismatched (a known false positive).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
+#include "counting_new.h"
 
 namespace reflex {
 namespace {

@@ -11,19 +11,8 @@
 #include "reflex/ingest.h"
 #include "storms.h"
 
-// Counting allocator: the matcher must not allocate for a line that matches nothing.
-static std::atomic<uint64_t> g_allocs{0};
-void* operator new(size_t n) {
-  ++g_allocs;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-// GCC 12 at -O2 misreads the replaced pair as mismatched (a known false positive).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
+// The matcher must not allocate for a line that matches nothing.
+#include "counting_new.h"
 
 namespace reflex {
 namespace {
