@@ -90,10 +90,13 @@ struct Member {
   std::vector<RelationExpr> relations;  // where
   bool has_example_source = false;      // example/near_miss ... from SRC (idents[0])
   bool inline_topology = false;         // topology """..."""
+  size_t causes = 1;                    // cause: idents[0, causes) left of `->`, the rest right
 };
 
 struct Decl {
-  enum class Kind { version, kb, import, class_, pattern, signature, latent, rule, override_, test };
+  enum class Kind {
+    version, kb, import, class_, pattern, group, signature, latent, rule, override_, test
+  };
   Kind kind = Kind::version;
   SrcRange range;  // the keyword
   Ident name;      // class/pattern/signature/latent/rule/override target; test: its title
@@ -103,6 +106,7 @@ struct Decl {
   std::vector<Value> values;    // version: number; kb: name, version, requires; import: path;
                                 // class: description
   RegexExpr pattern;            // pattern decl
+  std::vector<Ident> group_members;  // group decl: events and groups, as written
   std::vector<Member> members;
   std::string file;             // the declaring file (display path)
   bool broken = false;          // contains a syntax error: only its name is used

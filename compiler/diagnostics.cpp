@@ -33,9 +33,9 @@ constexpr DiagDef kDefs[] = {
   {DiagId::too_many_errors, "E010", E, "", "too many errors",
    "The error limit was reached; later errors of this file or unit are not reported."},
   {DiagId::duplicate_decl, "E011", E, "", "duplicate declaration",
-   "Names of signatures, latents, rules, patterns, classes and tests are unique across the whole unit."},
+   "Names of signatures, latents, groups, rules, patterns, classes and tests are unique across the whole unit; signatures, latents and groups share one namespace."},
   {DiagId::unknown_event, "E012", E, "", "unknown event",
-   "A rule or test names an event that is neither a signature nor a latent."},
+   "A rule, group or test names an event that is neither a signature nor a latent (nor, in rules and groups, a group)."},
   {DiagId::unknown_pattern, "E013", E, "", "unknown pattern",
    "A regex expression refers to a `pattern` that is not declared."},
   {DiagId::unknown_class, "E014", E, "", "unknown fault class",
@@ -112,6 +112,10 @@ constexpr DiagDef kDefs[] = {
    "A test's topology file or bundle directory (relative to the .rfx file) does not exist."},
   {DiagId::example_field_value, "E052", E, "", "example field value differs",
    "An example matches, but a captured field differs from the expected value."},
+  {DiagId::group_cycle, "E053", E, "", "group contains itself",
+   "A `group` lists itself, directly or through other groups; groups must expand to a finite set of events."},
+  {DiagId::empty_group, "E054", E, "", "empty group",
+   "A `group` needs at least one member: a rule naming it would stand for no rule at all."},
   {DiagId::unused_import, "W001", W, "unused-import", "unused import",
    "Nothing declared in the imported file is used by the importing file."},
   {DiagId::ambiguous_match, "W002", W, "ambiguous-match", "two signatures match one line",
@@ -130,6 +134,10 @@ constexpr DiagDef kDefs[] = {
    "A `pattern` that no signature or pattern uses."},
   {DiagId::unknown_warning, "W009", W, "unknown-warning", "unknown warning name",
    "`allow NAME` names no warning."},
+  {DiagId::duplicate_member, "W010", W, "duplicate-member", "event listed twice",
+   "An event is listed twice in a group or on one side of a rule's `->` (directly or through a group); it counts once."},
+  {DiagId::unused_group, "W011", W, "unused-group", "unused group",
+   "A `group` that no rule and no other group names."},
 };
 // clang-format on
 

@@ -29,10 +29,11 @@ enum class DiagId : uint16_t {
   negative_window, latent_effect, override_undefined, override_twice, override_statement,
   class_parent, class_cycle, missing_statement, causal_cycle, regex_re2, regex_hyperscan,
   example_no_match, near_miss_matches, example_transport, extends_cycle, engine_requirement,
-  test_file_missing, example_field_value,
+  test_file_missing, example_field_value, group_cycle, empty_group,
   // warnings
   unused_import, ambiguous_match, unreachable_event, unexplained_symptom,
   indistinguishable_roots, unanchored_pattern, empty_window, unused_pattern, unknown_warning,
+  duplicate_member, unused_group,
   kCount
 };
 

@@ -178,7 +178,7 @@ class CollectingListener : public antlr4::BaseErrorListener {
       static const std::set<std::string> soft = {
           "'by'",      "'as'",       "'then'",   "'lines'",  "'count'", "'above'", "'x'",
           "'median'",  "'of'",       "'last'",   "'version'", "'requires'", "'engine'",
-          "'extends'", "'root'",     "'no'",     "'event'",  "'rank'",  "'matches'"};
+          "'extends'", "'root'",     "'no'",     "'event'",  "'rank'",  "'matches'", "'group'"};
       bool name_expected = types.count(ReflexParser::ID) > 0;
       for (size_t t : types) {
         if (name_expected && soft.count(parser->getVocabulary().getLiteralName(t))) continue;
@@ -205,7 +205,9 @@ class CollectingListener : public antlr4::BaseErrorListener {
       if (e == "'signature'") declaration = true;
     }
     if (declaration) {
-      want = "a declaration (signature, rule, latent, pattern, class, test, import, override)";
+      want =
+          "a declaration (signature, rule, latent, group, pattern, class, test, import, "
+          "override)";
     } else if (statement) {
       want = "a statement (on, from, match, field, when, ..., or '->' in a rule)";
       if (std::find(expected.begin(), expected.end(), "'}'") != expected.end())
@@ -600,7 +602,18 @@ class Builder {
     }
     if (auto* c = dynamic_cast<P::CauseMemberContext*>(b)) {
       m.kind = K::cause;
-      for (auto* n : c->name()) m.idents.push_back(ident(n));
+      m.causes = 0;
+      // Names before the `->` token are causes.
+      const antlr4::Token* arrow = nullptr;
+      for (auto* child : c->children) {
+        auto* term = dynamic_cast<antlr4::tree::TerminalNode*>(child);
+        if (term && term->getText() == "->") arrow = term->getSymbol();
+      }
+      for (auto* n : c->name()) {
+        if (arrow == nullptr || n->getStart()->getTokenIndex() < arrow->getTokenIndex())
+          ++m.causes;
+        m.idents.push_back(ident(n));
+      }
       return m;
     }
     if (auto* c = dynamic_cast<P::WhereMemberContext*>(b)) {
@@ -720,6 +733,11 @@ class Builder {
       d.kind = K::pattern;
       d.name = ident(p->name());
       d.pattern = regex(p->regexExpr());
+    } else if (auto* g = dynamic_cast<P::GroupDeclContext*>(c)) {
+      d.kind = K::group;
+      auto names = g->name();
+      if (!names.empty()) d.name = ident(names[0]);
+      for (size_t i = 1; i < names.size(); ++i) d.group_members.push_back(ident(names[i]));
     } else if (auto* s = dynamic_cast<P::SignatureDeclContext*>(c)) {
       d.kind = K::signature;
       d.is_abstract = s->ABSTRACT != nullptr;

@@ -83,7 +83,7 @@ void pass_graph(Sema& s) {
   }
 }
 
-// ---- usage: unused imports and patterns ----
+// ---- usage: unused imports, patterns and groups ----
 void pass_usage(Sema& s, const std::map<const Decl*, std::string>& import_targets) {
   for (const auto& [d, target] : import_targets) {
     const auto& refs = s.refs_by_file[d->file];
@@ -97,6 +97,12 @@ void pass_usage(Sema& s, const std::map<const Decl*, std::string>& import_target
                                   "nothing from '" + d->values[0].text + "' is used in this file");
       DiagEngine::note(diag, "remove the import, or refer to one of its declarations");
     }
+  }
+  for (const auto& [name, d] : s.groups) {
+    if (s.used_groups.count(name) || d->broken) continue;
+    auto& diag =
+        s.diags.report(DiagId::unused_group, d->name.range, "group '" + name + "' is never used");
+    DiagEngine::note(diag, "name it on either side of a rule's `->`, or remove it");
   }
   for (const auto& [name, d] : s.patterns) {
     if (s.used_patterns.count(name) || d->broken) continue;
@@ -114,6 +120,7 @@ void run_pipeline(Sema& s) {
   pass_inheritance(s);
   pass_signatures(s);
   pass_latents(s);
+  pass_groups(s);
   pass_rules(s);
   pass_examples(s);
   pass_tests(s);

@@ -37,6 +37,16 @@ struct ResolvedLatent {
   Latent latent;
 };
 
+// A group after expansion: the events it stands for, nested groups flattened.
+struct ResolvedGroup {
+  const Decl* decl = nullptr;
+  bool ok = true;  // false: an error was reported in it; uses are not reported again
+  enum class State { fresh, visiting, done } state = State::fresh;
+  std::vector<std::string> events;  // first occurrence order, each once
+  // For notes: the member of this group through which each event came in.
+  std::map<std::string, const Ident*> origin;
+};
+
 struct ResolvedRule {
   const Decl* decl = nullptr;
   std::vector<const Member*> members;
@@ -56,12 +66,15 @@ struct Sema {
 
   // Symbol tables (first definition wins; duplicates are reported).
   std::map<std::string, const Decl*> signatures, latents, rules, patterns, classes, tests;
+  std::map<std::string, const Decl*> groups;  // share the event namespace
   std::map<std::string, std::vector<const Decl*>> overrides;  // "kind name" -> overrides
   const Decl* kb_decl = nullptr;
 
   std::map<std::string, ResolvedSig> sigs;  // all, abstract included
   std::map<std::string, ResolvedLatent> latent_defs;
   std::map<std::string, ResolvedRule> rule_defs;
+  std::map<std::string, ResolvedGroup> group_defs;
+  std::set<std::string> used_groups;  // named by a rule or another group
   std::map<std::string, std::string> pattern_text;  // resolved regex of each pattern
   std::set<std::string> bad_patterns;                // did not compile
   std::set<std::string> used_patterns;
@@ -89,6 +102,7 @@ void pass_patterns(Sema& s);
 void pass_inheritance(Sema& s);
 void pass_signatures(Sema& s);
 void pass_latents(Sema& s);
+void pass_groups(Sema& s);
 void pass_rules(Sema& s);
 void pass_examples(Sema& s);
 void pass_tests(Sema& s);

@@ -832,6 +832,97 @@ void unknown_event(Sema& s, const Ident& id, const std::set<std::string>* allows
   }
 }
 
+// One event of a rule's cause or effect side, after group expansion.
+struct SideEvent {
+  std::string name;
+  EventInfo info;
+  const Ident* item = nullptr;  // the name written in the rule: the event or its group
+};
+
+// Expands one side of `->` (groups flattened, each event once). Reports unknown
+// names, abstract events and, on the effect side, latents; false on an error.
+bool expand_side(Sema& s, const std::string& rule, ResolvedRule& r,
+                 const std::vector<const Ident*>& items, bool effect_side,
+                 std::vector<SideEvent>* out) {
+  const auto* allows = &r.allows;
+  bool ok = true;
+  std::map<std::string, const Ident*> seen;
+  std::map<const Ident*, std::vector<std::string>> repeats;
+  auto add = [&](const std::string& ev, const EventInfo& info, const Ident* item) {
+    if (auto it = seen.find(ev); it != seen.end()) {
+      repeats[item].push_back(ev);
+      return;
+    }
+    seen[ev] = item;
+    out->push_back({ev, info, item});
+  };
+  for (const Ident* item : items) {
+    s.ref(r.decl->file, item->text);
+    if (auto g = s.group_defs.find(item->text); g != s.group_defs.end()) {
+      s.used_groups.insert(item->text);
+      if (!g->second.ok) {  // reported at the group
+        ok = false;
+        continue;
+      }
+      for (const std::string& ev : g->second.events) {
+        EventInfo info = event_info(s, ev);
+        if (effect_side && info.latent) {
+          auto& d = s.diags.report(
+              DiagId::latent_effect, item->range,
+              "latent '" + ev + "' (in group '" + item->text + "') cannot be an effect", allows);
+          const Ident* origin = g->second.origin.at(ev);
+          DiagEngine::note(d, origin->range,
+                           origin->text == ev
+                               ? "'" + ev + "' is listed in group '" + item->text + "' here"
+                               : "'" + ev + "' comes into group '" + item->text + "' through '" +
+                                     origin->text + "' here");
+          DiagEngine::note(d, "a latent cause has no log line of its own");
+          ok = false;
+          continue;
+        }
+        add(ev, info, item);
+      }
+      continue;
+    }
+    EventInfo info = event_info(s, item->text);
+    if (!info.known) {
+      unknown_event_or_group(s, *item, allows);
+      ok = false;
+    } else if (info.abstract) {
+      auto& d = s.diags.report(DiagId::unknown_event, item->range,
+                               "'" + item->text + "' is abstract and never fires", allows);
+      DiagEngine::note(d, info.decl->name.range, "declared abstract here");
+      ok = false;
+    } else if (effect_side && info.latent) {
+      auto& d = s.diags.report(DiagId::latent_effect, item->range,
+                               "latent '" + item->text + "' cannot be an effect", allows);
+      DiagEngine::note(d, info.decl->name.range,
+                       "a latent cause has no log line of its own; declared here");
+      ok = false;
+    } else {
+      add(item->text, info, item);
+    }
+  }
+  for (const auto& [item, events] : repeats) {
+    const Ident* first = seen.at(events.front());
+    std::string msg;
+    if (events.size() == 1 && item->text == events.front() && first->text == item->text) {
+      msg = "'" + item->text + "' is listed twice in rule '" + rule + "'";
+    } else {
+      std::string list;
+      for (size_t i = 0; i < events.size() && i < 3; ++i)
+        list += (i ? ", '" : "'") + events[i] + "'";
+      if (events.size() > 3) list += " and " + std::to_string(events.size() - 3) + " more";
+      msg = list + (events.size() == 1 ? " is" : " are") + " already " +
+            (effect_side ? "an effect" : "a cause") + " of rule '" + rule + "'";
+      if (item->text != events.front()) msg += " (through '" + item->text + "')";
+    }
+    auto& d = s.diags.report(DiagId::duplicate_member, item->range, msg, allows);
+    DiagEngine::note(d, first->range, "first named here");
+  }
+  return ok;
+}
+
 }  // namespace
 
 void pass_rules(Sema& s) {
@@ -848,47 +939,21 @@ void pass_rules(Sema& s) {
     const Member* within = nullptr;
     for (const Member* m : r.members)
       if (m->kind == Member::Kind::cause) cause = m;
-    if (cause == nullptr || cause->idents.size() < 2) {
+    if (cause == nullptr || cause->idents.size() < 2 || cause->causes == 0 ||
+        cause->causes >= cause->idents.size()) {
       s.diags.report(DiagId::missing_statement, r.decl->name.range,
                      "rule '" + name + "' has no `CAUSE -> EFFECT`", allows);
       r.ok = false;
       continue;
     }
-    const Ident& cause_id = cause->idents[0];
-    base.cause = cause_id.text;
-    s.ref(r.decl->file, base.cause);
-    EventInfo ce = event_info(s, base.cause);
-    if (!ce.known) {
-      unknown_event(s, cause_id, allows);
-      r.ok = false;
-    } else if (ce.abstract) {
-      auto& d = s.diags.report(DiagId::unknown_event, cause_id.range,
-                               "'" + base.cause + "' is abstract and never fires", allows);
-      DiagEngine::note(d, ce.decl->name.range, "declared abstract here");
-      r.ok = false;
-    }
-    std::vector<std::pair<Ident, EventInfo>> effects;
-    for (size_t i = 1; i < cause->idents.size(); ++i) {
-      const Ident& eid = cause->idents[i];
-      s.ref(r.decl->file, eid.text);
-      EventInfo ee = event_info(s, eid.text);
-      if (!ee.known) {
-        unknown_event(s, eid, allows);
-        r.ok = false;
-      } else if (ee.latent) {
-        auto& d = s.diags.report(DiagId::latent_effect, eid.range,
-                                 "latent '" + eid.text + "' cannot be an effect", allows);
-        DiagEngine::note(d, ee.decl->name.range,
-                         "a latent cause has no log line of its own; declared here");
-        r.ok = false;
-      } else if (ee.abstract) {
-        auto& d = s.diags.report(DiagId::unknown_event, eid.range,
-                                 "'" + eid.text + "' is abstract and never fires", allows);
-        DiagEngine::note(d, ee.decl->name.range, "declared abstract here");
-        r.ok = false;
-      }
-      effects.push_back({eid, ee});
-    }
+    // `a, g -> b, c`: every cause with every effect, groups flattened.
+    std::vector<const Ident*> cause_items, effect_items;
+    for (size_t i = 0; i < cause->idents.size(); ++i)
+      (i < cause->causes ? cause_items : effect_items).push_back(&cause->idents[i]);
+    std::vector<SideEvent> causes, effects;
+    if (!expand_side(s, name, r, cause_items, false, &causes)) r.ok = false;
+    if (!expand_side(s, name, r, effect_items, true, &effects)) r.ok = false;
+    const bool several = causes.size() > 1 || effects.size() > 1;
     bool have_skew = false;
     for (const Member* m : r.members) {
       using K = Member::Kind;
@@ -946,7 +1011,8 @@ void pass_rules(Sema& s) {
                                     : "add `skew` of at least -MIN, or start the window at 0s");
       r.ok = false;
     }
-    // where: relations between the two events' devices
+    // where: relations between the two events' devices, checked for every
+    // (cause, effect) pair the rule stands for.
     for (const Member* m : r.members) {
       if (m->kind != Member::Kind::where) continue;
       for (const auto& rel : m->relations) {
@@ -962,7 +1028,7 @@ void pass_rules(Sema& s) {
         }
         rc.rel = *relv;
         bool refs_ok = true;
-        auto side = [&](const DevRef& d, DeviceRef* out, DeviceKind* kind) {
+        auto side = [&](const DevRef& d, DeviceRef* out) {
           if (d.side.text == "cause") {
             out->side = DeviceRef::Side::cause;
           } else if (d.side.text == "effect") {
@@ -974,48 +1040,43 @@ void pass_rules(Sema& s) {
             return;
           }
           out->binding = d.binding.text;
-          const EventInfo& ev = out->side == DeviceRef::Side::cause
-                                    ? ce
-                                    : (effects.empty() ? ce : effects.front().second);
-          *kind = ev.kind;
-          if (!d.binding.text.empty() && ev.known) {
-            auto b = ev.bindings.find(d.binding.text);
-            if (b == ev.bindings.end()) {
-              auto& diag = s.diags.report(
-                  DiagId::unknown_binding, d.binding.range,
-                  "'" + d.side.text + "' has no device bound as '" + d.binding.text + "'",
-                  allows);
-              DiagEngine::note(diag, ev.decl->name.range,
-                               "bind one with `locate KIND by FIELD as " + d.binding.text +
-                                   "` in this declaration");
-              refs_ok = false;
-            } else {
-              *kind = b->second;
-            }
+          if (d.binding.text.empty()) return;
+          const auto& events = out->side == DeviceRef::Side::cause ? causes : effects;
+          for (const SideEvent& ev : events) {
+            if (!ev.info.known || ev.info.bindings.count(d.binding.text)) continue;
+            std::string who =
+                events.size() == 1 ? "'" + d.side.text + "'" : d.side.text + " '" + ev.name + "'";
+            auto& diag =
+                s.diags.report(DiagId::unknown_binding, d.binding.range,
+                               who + " has no device bound as '" + d.binding.text + "'", allows);
+            DiagEngine::note(diag, ev.info.decl->name.range,
+                             "bind one with `locate KIND by FIELD as " + d.binding.text +
+                                 "` in this declaration");
+            refs_ok = false;
           }
         };
-        DeviceKind ka = DeviceKind::host, kb = DeviceKind::host;
-        side(rel.lhs, &rc.lhs, &ka);
-        side(rel.rhs, &rc.rhs, &kb);
+        side(rel.lhs, &rc.lhs);
+        side(rel.rhs, &rc.rhs);
         if (!refs_ok) {
           r.ok = false;
           continue;
         }
-        // Type-check against every effect (shorthand rules share the where).
-        bool cause_known = ce.known;
-        for (const auto& effect : effects) {
-          const EventInfo& ee = effect.second;  // (clang 14: no lambda capture of bindings)
-          if (!cause_known || !ee.known) continue;
-          auto kind_for = [&](const DeviceRef& d) {
-            const EventInfo& ev = d.side == DeviceRef::Side::cause ? ce : ee;
-            if (!d.binding.empty()) {
-              auto b = ev.bindings.find(d.binding);
-              if (b != ev.bindings.end()) return b->second;
-            }
-            return ev.kind;
-          };
-          DeviceKind a = kind_for(rc.lhs), b = kind_for(rc.rhs);
-          if (!relation_allowed(rc.rel, a, b)) {
+        std::set<std::pair<DeviceKind, DeviceKind>> reported;
+        for (const SideEvent& c : causes) {
+          for (const SideEvent& e : effects) {
+            if (!c.info.known || !e.info.known) continue;
+            auto kind_for = [&](const DeviceRef& d) {
+              const EventInfo& ev = d.side == DeviceRef::Side::cause ? c.info : e.info;
+              if (!d.binding.empty()) {
+                auto b = ev.bindings.find(d.binding);
+                if (b != ev.bindings.end()) return b->second;
+              }
+              return ev.kind;
+            };
+            DeviceKind a = kind_for(rc.lhs), b = kind_for(rc.rhs);
+            if (relation_allowed(rc.rel, a, b)) continue;
+            r.ok = false;
+            if (!reported.insert({a, b}).second) continue;
             auto& d = s.diags.report(
                 DiagId::relation_kinds, rel.rel.range,
                 std::string("relation '") + to_string(rc.rel) + "' is not defined between " +
@@ -1026,18 +1087,27 @@ void pass_rules(Sema& s) {
                 allows);
             DiagEngine::note(d, std::string("'") + to_string(rc.rel) + "' relates " +
                                     relation_kinds_text(rc.rel));
-            r.ok = false;
+            if (several)
+              DiagEngine::note(d, "for cause '" + c.name + "' and effect '" + e.name + "'");
           }
         }
         base.where.push_back(rc);
       }
     }
-    for (const auto& [eid, ee] : effects) {
-      Rule rule = base;
-      rule.effect = eid.text;
-      if (effects.size() > 1) rule.name = name + ":" + eid.text;
-      r.rules.push_back(rule);
-      r.effect_ranges.push_back(eid.range);
+    // One compiled rule per pair. Names: RULE (one pair), RULE:EFFECT (one
+    // cause), RULE:CAUSE->EFFECT (several causes); all carry the rule's location.
+    for (const SideEvent& c : causes) {
+      for (const SideEvent& e : effects) {
+        Rule rule = base;
+        rule.cause = c.name;
+        rule.effect = e.name;
+        if (causes.size() > 1)
+          rule.name = name + ":" + c.name + "->" + e.name;
+        else if (effects.size() > 1)
+          rule.name = name + ":" + e.name;
+        r.rules.push_back(rule);
+        r.effect_ranges.push_back(e.item->range);
+      }
     }
   }
 }

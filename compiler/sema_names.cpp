@@ -145,6 +145,7 @@ void pass_symbols(Sema& s) {
       switch (d.kind) {
         case Decl::Kind::signature: table = &s.signatures; what = "event"; break;
         case Decl::Kind::latent: table = &s.latents; what = "event"; break;
+        case Decl::Kind::group: table = &s.groups; what = "group"; break;
         case Decl::Kind::rule: table = &s.rules; what = "rule"; break;
         case Decl::Kind::pattern: table = &s.patterns; what = "pattern"; break;
         case Decl::Kind::class_: table = &s.classes; what = "class"; break;
@@ -155,17 +156,24 @@ void pass_symbols(Sema& s) {
         default: continue;
       }
       if (d.name.text.empty()) continue;
-      // Signatures and latents share one namespace: rules name either.
+      // Signatures, latents and groups share one namespace: rules name any of them.
       const Decl* prev = nullptr;
-      if (d.kind == Decl::Kind::signature || d.kind == Decl::Kind::latent) {
+      if (d.kind == Decl::Kind::signature || d.kind == Decl::Kind::latent ||
+          d.kind == Decl::Kind::group) {
         if (auto it = s.signatures.find(d.name.text); it != s.signatures.end()) prev = it->second;
         if (auto it = s.latents.find(d.name.text); it != s.latents.end()) prev = it->second;
+        if (auto it = s.groups.find(d.name.text); it != s.groups.end()) prev = it->second;
       } else if (auto it = table->find(d.name.text); it != table->end()) {
         prev = it->second;
       }
       if (prev != nullptr) {
-        auto& diag = s.diags.report(DiagId::duplicate_decl, d.name.range,
-                                    std::string("duplicate ") + what + " '" + d.name.text + "'");
+        bool prev_group = prev->kind == Decl::Kind::group;
+        bool mixed = prev_group != (d.kind == Decl::Kind::group);
+        std::string msg = mixed ? "'" + d.name.text + "' is already declared as " +
+                                      (prev_group ? "a group" : "an event") +
+                                      "; groups and events share one namespace"
+                                : std::string("duplicate ") + what + " '" + d.name.text + "'";
+        auto& diag = s.diags.report(DiagId::duplicate_decl, d.name.range, msg);
         DiagEngine::note(diag, prev->name.range, "previously declared here");
         continue;
       }

@@ -23,5 +23,8 @@ bool relation_allowed(Relation r, DeviceKind a, DeviceKind b);
 std::string relation_kinds_text(Relation r);
 // Whether a pattern is anchored or has a literal run of >= 4 characters.
 bool pattern_is_selective(const std::string& pattern);
+// Reports E012 for a name that is neither an event nor a group, with
+// did-you-mean over non-abstract events and groups.
+void unknown_event_or_group(Sema& s, const Ident& id, const std::set<std::string>* allows);
 
 }  // namespace reflex::compiler

@@ -13,6 +13,9 @@ topDecl
   | 'import' STRING ';'?                                                         # importDecl
   | 'class' name ('<' name)? STRING? ';'?                                        # classDecl
   | 'pattern' name '=' regexExpr ';'?                                            # patternDecl
+  // No trailing comma: `group` is also a name, so `a, b,` before the next
+  // `group` declaration would be ambiguous. An empty list is a semantic error.
+  | 'group' name '=' (name (',' name)*)? ';'?                                    # groupDecl
   | ABSTRACT='abstract'? 'signature' name ('extends' name)? block ';'?           # signatureDecl
   | 'latent' name block ';'?                                                     # latentDecl
   | 'rule' name block ';'?                                                       # ruleDecl
@@ -49,7 +52,7 @@ memberBody
   | 'near_miss' STRING ('from' name)?                                   # nearMissMember
   | 'allow' (name | WARNING_NAME)                                       # allowMember
   | 'silent'                                                            # silentMember
-  | name '->' name (',' name)*                                          # causeMember
+  | name (',' name)* '->' name (',' name)*                             # causeMember
   | 'where' relation ('and' relation)*                                  # whereMember
   | 'within' duration '..' duration                                     # withinMember
   | 'skew' duration                                                     # skewMember
@@ -117,7 +120,7 @@ name
   : ID
   | 'by' | 'as' | 'then' | 'lines' | 'count' | 'above' | 'x' | 'median' | 'of' | 'last'
   | 'version' | 'requires' | 'engine' | 'extends' | 'root' | 'no' | 'event' | 'rank'
-  | 'matches'
+  | 'matches' | 'group'
   ;
 
 // ---- lexer ----

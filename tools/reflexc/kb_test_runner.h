@@ -3,7 +3,8 @@
 // (topology + log lines or a bundle, fed through the real ingest and engine,
 // then `expect root / no root / event` checked against the diagnosis).
 // Prints PASS/FAIL per test with an expected-vs-got diff, a coverage report of
-// the signatures and rules no test exercised, and a summary, on stdout.
+// the signatures, latents and rule declarations no test exercised (rules count
+// per declaration, docs/language.md §9.1), and a summary, on stdout.
 #pragma once
 
 namespace reflex::cli {
