@@ -77,7 +77,7 @@ struct Member {
     on, from, match, field, when, locate, class_, severity, nature, description, action,
     remediation, symptom, aggregate, dedup, baseline, example, near_miss, allow, silent,
     cause, where, within, skew, strength, topology, log, bundle, expect_root, expect_no_root,
-    expect_event,
+    expect_event, cleared_by,
   };
   Kind kind = Kind::on;
   SrcRange range;                // the keyword (or the first name of `A -> B`)
@@ -91,6 +91,7 @@ struct Member {
   bool has_example_source = false;      // example/near_miss ... from SRC (idents[0])
   bool inline_topology = false;         // topology """..."""
   size_t causes = 1;                    // cause: idents[0, causes) left of `->`, the rest right
+  bool baseline_below = false;          // baseline FIELD below ...
 };
 
 struct Decl {

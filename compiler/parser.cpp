@@ -565,7 +565,14 @@ class Builder {
     if (auto* c = dynamic_cast<P::BaselineMemberContext*>(b)) {
       m.kind = K::baseline;
       m.idents.push_back(ident(c->name()));
+      m.baseline_below = c->DIR && c->DIR->getText() == "below";
       for (auto* n : c->NUMBER()) m.values.push_back(number_value(n));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::ClearedByMemberContext*>(b)) {
+      m.kind = K::cleared_by;
+      for (auto* n : c->name()) m.idents.push_back(ident(n));
+      m.values.push_back(duration(c->duration()));
       return m;
     }
     if (auto* c = dynamic_cast<P::ExampleMemberContext*>(b)) {

@@ -33,6 +33,7 @@ std::string member_keyword(Member::Kind k) {
     case K::aggregate: return "aggregate";
     case K::dedup: return "dedup";
     case K::baseline: return "baseline";
+    case K::cleared_by: return "cleared_by";
     case K::example: return "example";
     case K::near_miss: return "near_miss";
     case K::allow: return "allow";
@@ -606,9 +607,23 @@ void pass_signatures(Sema& s) {
             }
           }
           break;
+        case K::cleared_by:
+          // Names are checked once every signature is known (pass_rules).
+          if (!m->values.empty()) {
+            if (auto d = duration_of(s, m->values[0])) {
+              if (*d <= 0)
+                s.diags.report(DiagId::negative_window, m->values[0].range,
+                               "`cleared_by ... within` needs a positive duration", c.allows);
+              sig.clear_within_s = *d;
+            }
+            sig.cleared_by.clear();
+            for (const auto& n : m->idents) sig.cleared_by.push_back(n.text);
+          }
+          break;
         case K::baseline:
           if (!m->idents.empty() && m->values.size() >= 2) {
             sig.baseline.field = m->idents[0].text;
+            sig.baseline.below = m->baseline_below;
             c.uses.push_back({m->idents[0], "`baseline`"});
             auto f = parse_float(m->values[0].text);
             if (!f) {
@@ -617,6 +632,14 @@ void pass_signatures(Sema& s) {
             if (!f || *f <= 0)
               s.diags.report(DiagId::invalid_literal, m->values[0].range,
                              "baseline factor must be a positive number", c.allows);
+            else if (m->baseline_below && *f > 1)
+              s.diags.report(DiagId::invalid_literal, m->values[0].range,
+                             "`baseline ... below` needs a factor of at most 1 (e.g. 0.9 x median)",
+                             c.allows);
+            else if (!m->baseline_below && *f < 1)
+              s.diags.report(DiagId::invalid_literal, m->values[0].range,
+                             "`baseline ... above` needs a factor of at least 1 (e.g. 1.1 x median)",
+                             c.allows);
             else sig.baseline.factor = *f;
             auto n = int_of(s, m->values[1], "baseline window");
             if (n && *n < 1)
@@ -925,7 +948,48 @@ bool expand_side(Sema& s, const std::string& rule, ResolvedRule& r,
 
 }  // namespace
 
+// `cleared_by` names another signature on the same kind of device (the heal is
+// looked up on the very device of the event it clears).
+void check_cleared_by(Sema& s) {
+  for (auto& [name, r] : s.sigs) {
+    if (r.abstract || !r.ok) continue;
+    const Member* m = nullptr;
+    for (const Member* x : r.members)
+      if (x->kind == Member::Kind::cleared_by) m = x;
+    if (!m) continue;
+    for (const Ident& id : m->idents) {
+      s.ref(r.decl->file, id.text);
+      EventInfo ce = event_info(s, id.text);
+      if (!ce.known) {
+        unknown_event(s, id, &r.allows);
+        r.ok = false;
+      } else if (ce.latent || ce.abstract) {
+        auto& d = s.diags.report(DiagId::unknown_event, id.range,
+                                 "'" + id.text + "' has no log line of its own and cannot clear '" +
+                                     name + "'",
+                                 &r.allows);
+        DiagEngine::note(d, ce.decl->name.range, "declared here");
+        r.ok = false;
+      } else if (ce.kind != r.sig.kind) {
+        auto& d = s.diags.report(
+            DiagId::relation_kinds, id.range,
+            "'" + id.text + "' is on a " + std::string(to_string(ce.kind)) + ", '" + name +
+                "' on a " + std::string(to_string(r.sig.kind)) +
+                "; `cleared_by` needs an event on the same device",
+            &r.allows);
+        DiagEngine::note(d, ce.decl->name.range, "declared here");
+        r.ok = false;
+      } else if (id.text == name) {
+        s.diags.report(DiagId::invalid_literal, id.range,
+                       "'" + name + "' cannot clear itself (use `dedup` for repeats)", &r.allows);
+        r.ok = false;
+      }
+    }
+  }
+}
+
 void pass_rules(Sema& s) {
+  check_cleared_by(s);
   for (auto& [name, r] : s.rule_defs) {
     if (r.decl->broken) {
       r.ok = false;

@@ -47,7 +47,8 @@ memberBody
   | 'symptom' name                                                      # symptomMember
   | 'aggregate' 'count' '>=' NUMBER 'within' duration                   # aggregateMember
   | 'dedup' duration ('by' name (',' name)*)?                           # dedupMember
-  | 'baseline' name 'above' NUMBER 'x' 'median' 'of' 'last' NUMBER      # baselineMember
+  | 'baseline' name DIR=('above' | 'below') NUMBER 'x' 'median' 'of' 'last' NUMBER  # baselineMember
+  | 'cleared_by' name (',' name)* 'within' duration                     # clearedByMember
   | 'example' STRING ('from' name)? ('{' (expectation (',' expectation)* ','?)? '}')?  # exampleMember
   | 'near_miss' STRING ('from' name)?                                   # nearMissMember
   | 'allow' (name | WARNING_NAME)                                       # allowMember
@@ -118,7 +119,7 @@ value
 // used as names (a field called `count`, a device kind `rank`).
 name
   : ID
-  | 'by' | 'as' | 'then' | 'lines' | 'count' | 'above' | 'x' | 'median' | 'of' | 'last'
+  | 'by' | 'as' | 'then' | 'lines' | 'count' | 'above' | 'below' | 'x' | 'median' | 'of' | 'last'
   | 'version' | 'requires' | 'engine' | 'extends' | 'root' | 'no' | 'event' | 'rank'
   | 'matches' | 'group'
   ;

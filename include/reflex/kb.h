@@ -108,6 +108,7 @@ struct Baseline {
   std::string field;  // "" = none
   double factor = 0;
   int window = 0;     // last N values
+  bool below = false; // fire when the value drops below factor x median (throughput)
 };
 
 struct Example {
@@ -137,6 +138,12 @@ struct Signature {
   Aggregation aggregate;
   Dedup dedup;
   Baseline baseline;
+  // `cleared_by EVENT, ... within D`: one of these events on the same device
+  // within D after this one heals it (a link that came back up, an NFS server
+  // that answered again). A cleared event explains only what happened before
+  // the heal and is never blamed on its own.
+  std::vector<std::string> cleared_by;
+  double clear_within_s = 0;
   std::vector<Example> examples;
   std::vector<Example> near_misses;
 };

@@ -25,7 +25,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Condition, op, field, values, ch
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Locator, kind, field, binding)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Aggregation, count_at_least, within_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Dedup, window_s, by_fields)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Baseline, field, factor, window)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Baseline, field, factor, window, below)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Example, line, source, expect, loc)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Latent, name, loc, kind, fault_class, severity,
                                                 nature, description, action, remediation, silent)
@@ -64,6 +64,8 @@ void to_json(json& j, const Signature& s) {
            {"aggregate", s.aggregate},
            {"dedup", s.dedup},
            {"baseline", s.baseline},
+           {"cleared_by", s.cleared_by},
+           {"clear_within_s", s.clear_within_s},
            {"examples", s.examples},
            {"near_misses", s.near_misses}};
   if (s.when) j["when"] = *s.when;
@@ -89,6 +91,8 @@ void from_json(const json& j, Signature& s) {
   s.aggregate = j.value("aggregate", d.aggregate);
   s.dedup = j.value("dedup", d.dedup);
   s.baseline = j.value("baseline", d.baseline);
+  s.cleared_by = j.value("cleared_by", d.cleared_by);
+  s.clear_within_s = j.value("clear_within_s", d.clear_within_s);
   s.examples = j.value("examples", d.examples);
   s.near_misses = j.value("near_misses", d.near_misses);
   if (j.contains("when")) s.when = j.at("when").get<Condition>();

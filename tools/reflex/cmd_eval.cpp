@@ -15,8 +15,9 @@
 //    diagnosis. The KB is loaded once; the per-bundle engine set-up (pattern
 //    database compiled for that bundle's topology) is reported apart as
 //    setup time, since a long-running `reflex watch` pays it once.
-// When the engine finds several incidents in a bundle, the first is scored:
-// the one `reflex diagnose` prints at the top of its document.
+// When the engine finds several incidents in a bundle, the principal one is
+// scored: the one `reflex diagnose` prints at the top of its document (the
+// incident whose root accounts for the most job-level symptoms).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
