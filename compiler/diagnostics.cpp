@@ -85,7 +85,7 @@ constexpr DiagDef kDefs[] = {
   {DiagId::override_twice, "E038", E, "", "declaration overridden twice",
    "Two overrides of one declaration would depend on file order; merge them."},
   {DiagId::override_statement, "E039", E, "", "statement cannot be overridden",
-   "Overrides may replace action, severity, description, remediation, aggregate, dedup, baseline, strength, within, skew."},
+   "Overrides may replace action, severity, description, remediation, aggregate, dedup, baseline, cleared_by, strength, within, skew."},
   {DiagId::class_parent, "E040", E, "", "unknown parent class",
    "`class A < B` needs B declared."},
   {DiagId::class_cycle, "E041", E, "", "class parent cycle",

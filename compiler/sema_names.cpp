@@ -275,7 +275,8 @@ void pass_members(Sema& s) {
                                        ? "a latent override may replace action, severity, "
                                          "description, remediation"
                                        : "a signature override may replace action, severity, "
-                                         "description, remediation, aggregate, dedup, baseline");
+                                         "description, remediation, aggregate, dedup, baseline, "
+                                         "cleared_by");
             continue;
           }
         } else if (!allowed_in(d, m.kind)) {
