@@ -2,10 +2,29 @@
 """Generate a large, realistic multi-host incident bundle for ingest benchmarks.
 
 Layout (spec §3): OUT/topology.json and OUT/hosts/<host>/{kern.log,train.log}.
-About 1% of the lines are fault lines in real formats (reference/domain.md
-§2-§5 and reference/peers.md: Xid, SXid, AER, DPC, mlx5, NCCL, PyTorch); the
-rest is benign chatter (systemd, sshd, kernel info, NCCL INFO, training loop).
 Deterministic for a given --seed. Writes about --mb megabytes in total.
+
+The mix, and why (about 1% of all lines are matched by the shipped kb/):
+- kern.log (RFC 3164 syslog, ~55% of the bytes): benign chatter (systemd,
+  sshd, cron, kubelet, containerd, UFW, EXT4, perf, mlx5 info) and, at
+  --fault-rate, fault lines in real formats (reference/domain.md §2-§5 and
+  reference/peers.md: Xid, AER, mlx5, NETDEV watchdog, NFS, hung task).
+- train.log (the job's stdout/stderr on that host, ~45%): NCCL INFO lines,
+  PyTorch/Megatron application chatter (data loader, checkpointing, Python
+  warnings, torch.distributed), app fault lines (NCCL WARN, PyTorch watchdog)
+  at --fault-rate, and Megatron iteration lines. Only one rank per pipeline
+  stage prints training progress (here: one rank per host, the generous end),
+  once per iteration, so iteration lines arrive at the rate the lines
+  themselves claim (`elapsed time per iteration (ms): ~1000`): one per ~1 s
+  of log time against ~200 lines/s of other output, i.e. ~0.5% of train.log.
+  Every iteration line is a sample of the fail-slow baseline
+  (kb/failslow.rfx); an earlier version printed one on every second
+  train.log line, so ~21% of the bundle matched the knowledge base, which no
+  real multi-host log does (kernel, NCCL INFO and application chatter
+  dominate).
+No line kind the knowledge base matches is left out; only their rates are
+realistic. The benign chatter lines are invented (marked below) and checked
+against the shipped patterns by the bench (rg -c) - they must not match.
 """
 import argparse
 import json
@@ -35,7 +54,9 @@ def main():
     ap.add_argument("--mb", type=int, default=1024)
     ap.add_argument("--hosts", type=int, default=16)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--fault-rate", type=float, default=0.01)
+    # Fault lines per line of each file; with the iteration lines this makes
+    # ~1% of all lines matched by the shipped kb/ (the bench prints rg -c).
+    ap.add_argument("--fault-rate", type=float, default=0.0075)
     a = ap.parse_args()
     rnd = random.Random(a.seed)
 
@@ -81,6 +102,16 @@ def main():
         "%s:%d:%d [%d] NCCL INFO comm 0x55d4c8a0 rank 3 nranks 128 cudaDev 3 nvmlDev 3 busId 5d000 commId 0x1a2b - Init COMPLETE",
         "%s:%d:%d [%d] NCCL INFO Using network IB",
         "%s:%d:%d [%d] NCCL INFO ncclCommInitRank comm 0x55d4c8a0 rank 3 nranks 128 cudaDev 3 busId 5d000 - Init START",
+    ]
+    # Application chatter of a PyTorch/Megatron job (invented, in the formats of
+    # Python logging, Python warnings and PyTorch's glog-style INFO lines).
+    chatter_app = [
+        "%s [INFO] [data_loader.py:212] rank %d: prefetched shard %05d (4096 samples, 3 workers busy)",
+        "%s [INFO] [checkpointing.py:512] rank %d: writing distributed checkpoint shard %d to /ckpt/job-1/latest",
+        "%s [WARNING] [utils.py:88] rank %d: tokens_per_sec sample %d skipped (profiler window)",
+        "/usr/local/lib/python3.10/dist-packages/torch/utils/data/dataloader.py:558: UserWarning: This DataLoader will create 16 worker processes in total (rank %d, pid %d).",
+        "  warnings.warn(_create_warning_msg(",
+        "[rank%d]:[I305 10:41:12.408271257 ProcessGroupNCCL.cpp:2218] [PG 0 (default_pg) Rank %d] ProcessGroupNCCL created ncclComm_ 0x55d4c8a0 on CUDA device",
     ]
     train_tmpl = " [INFO] iteration %d/ 100000 | consumed samples: %d | elapsed time per iteration (ms): %.1f | learning rate: 1.5E-04 | lm loss: 2.%04d"
 
@@ -135,11 +166,12 @@ def main():
             written = 0
             t = 36000.0
             it = 0
+            next_iter = t + 1.0
             with open(os.path.join(d, fname), "w", buffering=1 << 20) as f:
                 buf = []
                 size = 0
                 while written + size < budget:
-                    t += r.random() * 0.01
+                    t += r.random() * 0.01  # ~200 lines/s per file
                     if fname == "kern.log":
                         if r.random() < a.fault_rate:
                             msg = "kernel: " + kern_fault(r, hi)
@@ -147,17 +179,31 @@ def main():
                             tm = benign_kern[r.randrange(len(benign_kern))]
                             msg = tm % r.randrange(1, 99999) if "%d" in tm else tm
                         line = "%s %s %s\n" % (syslog_ts(t), h, msg)
+                    elif t >= next_iter:
+                        # One iteration line per iteration of the printing rank,
+                        # at the pace the line reports.
+                        it += 1
+                        ms = 1000 + r.random() * 40
+                        next_iter += ms / 1000.0
+                        line = iso_ts(t) + (train_tmpl % (it, it * 1024, ms, r.randrange(10000))) + "\n"
                     else:
                         rank = hi * 8 + r.randrange(8)
                         x = r.random()
                         if x < a.fault_rate:
                             line = app_fault(r, h, rank) + "\n"
-                        elif x < 0.5:
+                        elif x < 0.55:
                             tm = benign_app[r.randrange(len(benign_app))]
                             line = (tm % (h, 1234, 5678, rank % 8)) + "\n"
                         else:
-                            it += 1
-                            line = iso_ts(t) + (train_tmpl % (it, it * 1024, 1000 + r.random() * 40, r.randrange(10000))) + "\n"
+                            tm = chatter_app[r.randrange(len(chatter_app))]
+                            n = tm.count("%")
+                            if tm.startswith("%s"):
+                                args = (iso_ts(t), rank, r.randrange(1, 99999))
+                            elif tm.startswith("[rank"):
+                                args = (rank, rank)
+                            else:
+                                args = (rank, r.randrange(1, 99999))
+                            line = (tm % args[:n]) + "\n"
                     buf.append(line)
                     size += len(line)
                     if len(buf) >= 20000:

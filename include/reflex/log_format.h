@@ -95,6 +95,9 @@ struct BundleBlock {
   uint64_t first_line_no;
   uint64_t lines;
 };
+// Additive (perf): the number of '\n' bytes in `text` (SIMD where available).
+uint64_t count_newlines(std::string_view text);
+
 bool for_each_bundle_block(const std::string& bundle_dir,
                            const std::function<void(const BundleLine&)>& fn,
                            const std::function<void(const BundleBlock&)>& block_fn,

@@ -1,14 +1,18 @@
 // The Ingestor facade: LineParser/parse_envelope -> Matcher -> multi-line
 // joins -> device location -> StormFilter -> sink.
 //
-// Hot path (a line that matches nothing): one format parse, one Hyperscan
-// scan of the message into a pre-reserved hit vector, nothing else; no heap
-// allocation (tests/ingest checks this with a counting allocator).
+// Hot path (a line that matches nothing): in chunk mode (bundle files) its
+// bytes go through one Hyperscan block scan and one newline count, nothing
+// else - it is never split out, parsed or matched; per line (feed_record,
+// envelopes, files of non-text formats) one format parse and one scan of the
+// message. No heap allocation either way (tests/ingest checks both with a
+// counting allocator). Lines the block scan hits reuse its pattern ids.
 #include <zlib.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -68,7 +72,10 @@ struct Ingestor::Impl {
 
   // Reused per line (no allocation once warm).
   std::vector<uint32_t> hits;
-  FieldValues caps, tmp;
+  FieldValues caps, tmp, fields;
+  // Signatures with identical field declarations (names and types) type
+  // captures identically: same class id.
+  std::vector<uint32_t> typing_class;
   std::string stream_key;
   std::unordered_map<std::string, Stream> streams;
   size_t pending_total = 0;
@@ -79,21 +86,28 @@ struct Ingestor::Impl {
   std::string envelope_storage;
   ingest::StormFilter::Emit emit_fn;
 
-  // ---- chunk mode (bundle files, see Matcher::scan_chunk) ----
+  // ---- chunk mode (bundle files, see Matcher::scan_block) ----
   // A file starts in per-line mode; after kProbeLines lines whose message is
   // a slice of the raw line (text formats) it switches to chunk mode. Formats
   // that build the message elsewhere (JSON, CSV, joined CRI lines) stay per line.
+  // In chunk mode a block of lines is scanned once; only the lines the scan
+  // hits are found (memchr around the hit), numbered (newlines counted up to
+  // them), parsed and matched. Other lines cost the scan and the count only.
   enum class FileMode { probing, per_line, chunk };
   static constexpr int kProbeLines = 64;
   static constexpr size_t kChunkBytes = 1 << 20;
   FileMode file_mode = FileMode::probing;
   int probed = 0;
-  std::string chunk;              // lines copied one by one (file_line)
-  std::string_view chunk_buf;     // what flush scans: `chunk`, or a reader block
-  uint64_t block_first_line = 0;  // block mode: line_nos is empty, numbers count from here
-  std::vector<uint32_t> line_start;
-  std::vector<uint64_t> line_nos;
-  std::vector<uint32_t> candidates;
+  std::string chunk;  // lines copied one by one (file_line), each ending in '\n'
+  uint64_t chunk_first_no = 0, chunk_n = 0;  // number of its first line, lines in it
+  std::vector<ingest::Matcher::BlockLine> cand_lines;
+  std::vector<uint32_t> block_hits;  // pattern ids of cand_lines
+  // process() with a block's hits: they are a superset of the message's (the
+  // line's prefix was scanned too), so a pattern counted as a transport
+  // mismatch or an RE2 reject is first checked against a scan of the
+  // message itself (lazily, once per line): counters stay exact.
+  std::vector<uint32_t> exact_hits;
+  bool hits_superset = false, exact_known = false;
   uint64_t chunk_lines = 0, chunk_bytes = 0;    // lines/bytes seen in chunk mode
   uint64_t parsed_lines = 0, parsed_bytes = 0;  // of those, counted again by the parser
   LogRecord chunk_rec;
@@ -104,30 +118,61 @@ struct Ingestor::Impl {
            (r.msg.data() >= r.raw.data() && r.msg.data() + r.msg.size() <= r.raw.data() + r.raw.size());
   }
 
-  std::string_view chunk_line(size_t i) const {
-    size_t b = line_start[i];
-    size_t e = i + 1 < line_start.size() ? line_start[i + 1] - 1 : chunk_buf.size() - 1;
-    return chunk_buf.substr(b, e - b);
-  }
-
-  // Parses line i of the chunk; counts it as parsed (it was counted on arrival).
-  bool parse_chunk_line(size_t i, LogRecord* rec) {
-    std::string_view l = chunk_line(i);
+  // Parses the line [b, e) of a block; counts it as parsed (it was counted on arrival).
+  bool parse_block_line(std::string_view buf, size_t b, size_t e, uint64_t no, LogRecord* rec) {
     uint64_t before = fstats.lines, bytes_before = fstats.bytes;
-    uint64_t no = line_nos.empty() ? block_first_line + i : line_nos[i];
-    bool ok = parser.parse(l, no, rec);
+    bool ok = parser.parse(buf.substr(b, e - b), no, rec);
     parsed_lines += fstats.lines - before;
     parsed_bytes += fstats.bytes - bytes_before;
     return ok;
   }
 
+  // The parser keeps the previous timed line's time, and lines between hits
+  // are not parsed: before the line starting at `pos` (number `no`), walk
+  // back over the unparsed lines from `known` on to the nearest one with its
+  // own time (parsing it sets that state; untimed lines leave it alone).
+  // Every line is parsed at most once this way.
+  void settle(std::string_view buf, size_t pos, uint64_t no, size_t known) {
+    while (pos > known) {
+      size_t e = pos - 1;  // the '\n' ending the previous line
+      const void* p = memrchr(buf.data() + known, '\n', e - known);
+      size_t b = p ? static_cast<size_t>(static_cast<const char*>(p) - buf.data()) + 1 : known;
+      --no;
+      if (parse_block_line(buf, b, e, no, &chunk_rec) && !chunk_rec.time_inherited) break;
+      pos = b;
+    }
+  }
+
+  // `buf`: n_lines whole lines, each ending in '\n', the first numbered first_no.
+  void scan_block(std::string_view buf, uint64_t first_no, uint64_t n_lines) {
+    matcher.scan_block(buf, &cand_lines, &block_hits);
+    size_t known = 0;    // lines before this offset are reflected in the parser's state
+    size_t counted = 0;  // newlines before this offset are counted...
+    uint64_t no = first_no;  // ...and this is the number of the line starting there
+    for (const auto& c : cand_lines) {
+      no += count_newlines(buf.substr(counted, c.begin - counted));
+      counted = c.begin;
+      settle(buf, c.begin, no, known);
+      if (parse_block_line(buf, c.begin, c.end, no, &chunk_rec)) {
+        if (!msg_in_raw(chunk_rec)) {
+          file_mode = FileMode::per_line;
+          process(chunk_rec);  // the message is not a slice of the line: scan it
+        } else if (c.hit_count == ingest::Matcher::kUnknownHits) {
+          process(chunk_rec);
+        } else {  // reuse the block scan's hits: no second scan of the line
+          process(chunk_rec, block_hits.data() + c.hit_begin, c.hit_count);
+        }
+      }
+      known = std::min(buf.size(), static_cast<size_t>(c.end) + 1);
+    }
+    settle(buf, buf.size(), first_no + n_lines, known);
+  }
+
   void flush_chunk() {
-    if (line_start.empty()) return;
-    chunk_buf = chunk;
-    scan_lines();
+    if (chunk_n == 0) return;
+    scan_block(chunk, chunk_first_no, chunk_n);
     chunk.clear();
-    line_start.clear();
-    line_nos.clear();
+    chunk_n = 0;
   }
 
   // A block of whole lines from the bundle reader, scanned in place.
@@ -138,62 +183,23 @@ struct Ingestor::Impl {
       size_t cut = text.rfind('\n', UINT32_MAX / 2);
       if (cut != std::string_view::npos && cut + 1 < text.size()) {
         auto first = text.substr(0, cut + 1);
-        auto n1 = static_cast<uint64_t>(std::count(first.begin(), first.end(), '\n'));
+        uint64_t n1 = count_newlines(first);
         file_block(first, first_line_no, n1);
         file_block(text.substr(cut + 1), first_line_no + n1, n_lines - n1);
         return;
       }
     }
-    line_start.clear();
-    line_start.reserve(n_lines);
-    const char* base = text.data();
-    const char* p = base;
-    const char* end = base + text.size();
-    while (p < end) {
-      line_start.push_back(static_cast<uint32_t>(p - base));
-      const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
-      p = nl ? static_cast<const char*>(nl) + 1 : end;
-    }
-    chunk_lines += line_start.size();
+    chunk_lines += n_lines;
     chunk_bytes += text.size();
-    chunk_buf = text;
-    block_first_line = first_line_no;
-    line_nos.clear();
-    scan_lines();
-    line_start.clear();
-    chunk_buf = {};
-  }
-
-  void scan_lines() {
-    matcher.scan_chunk(chunk_buf, line_start, &candidates);
-    // The parser keeps the previous timed line's time; lines between
-    // candidates are not parsed, so before a candidate walk back to the
-    // nearest line with its own time (parsing it sets that state; untimed
-    // lines leave it alone). Every line is parsed at most once this way.
-    long known = -1;  // lines <= known are reflected in the parser's state
-    auto settle = [&](long upto) {
-      for (long j = upto; j > known; --j) {
-        if (parse_chunk_line(static_cast<size_t>(j), &chunk_rec) && !chunk_rec.time_inherited)
-          break;
-      }
-    };
-    for (uint32_t c : candidates) {
-      settle(static_cast<long>(c) - 1);
-      if (parse_chunk_line(c, &chunk_rec)) {
-        if (!msg_in_raw(chunk_rec)) file_mode = FileMode::per_line;
-        process(chunk_rec);
-      }
-      known = c;
-    }
-    settle(static_cast<long>(line_start.size()) - 1);
+    scan_block(text, first_line_no, n_lines);
   }
 
   // One line of a file, in whatever mode the file is in.
   void file_line(std::string_view raw, uint64_t line_no, LogRecord* rec) {
     if (file_mode == FileMode::chunk) {
       if (chunk.size() + raw.size() >= UINT32_MAX - 2) flush_chunk();
-      line_start.push_back(static_cast<uint32_t>(chunk.size()));
-      line_nos.push_back(line_no);
+      if (chunk_n == 0) chunk_first_no = line_no;
+      ++chunk_n;
       chunk.append(raw);
       chunk += '\n';
       ++chunk_lines;
@@ -232,7 +238,22 @@ struct Ingestor::Impl {
       notes.push_back("knowledge base not usable for matching: " + err);
     }
     matcher.reserve_hits(&hits);
+    matcher.reserve_hits(&exact_hits);
     sig_hits.assign(matcher.signatures().size(), 0);
+    std::map<std::string, uint32_t> classes;
+    for (const ingest::SigInfo& si : matcher.signatures()) {
+      std::map<std::string, int> types;  // as CompiledSignature builds them: last wins
+      for (const FieldDecl& f : si.sig->fields) types[f.name] = static_cast<int>(f.type);
+      std::string key;
+      for (const auto& [name, type] : types) {
+        key += name;
+        key += '\0';
+        key += std::to_string(type);
+        key += '\0';
+      }
+      typing_class.push_back(
+          classes.emplace(std::move(key), static_cast<uint32_t>(classes.size())).first->second);
+    }
     emit_fn = [this](Event&& ev) {
       ++stats.events;
       if (sink) sink(std::move(ev));
@@ -397,9 +418,27 @@ struct Ingestor::Impl {
     ++pending_total;
   }
 
-  void process(const LogRecord& rec) {
+  bool hit_in_msg(uint32_t p, const LogRecord& rec) {
+    if (!hits_superset) return true;
+    if (!exact_known) {
+      matcher.scan(rec.msg, &exact_hits);
+      exact_known = true;
+    }
+    return std::binary_search(exact_hits.begin(), exact_hits.end(), p);
+  }
+
+  // raw: the pattern ids a block scan reported for the record's line
+  // (ascending); nullptr = scan the message.
+  void process(const LogRecord& rec, const uint32_t* raw = nullptr, size_t n_raw = 0) {
     if (rec.time.wall) storms.advance(*rec.time.wall, emit_fn);  // closes dedup folds
-    matcher.scan(rec.msg, &hits);
+    if (raw) {
+      hits.assign(raw, raw + n_raw);
+      hits_superset = true;
+      exact_known = false;
+    } else {
+      matcher.scan(rec.msg, &hits);
+      hits_superset = false;
+    }
     if (pending_total) advance_pending(rec);
     if (hits.empty()) return;
     const auto& pats = matcher.patterns();
@@ -409,12 +448,14 @@ struct Ingestor::Impl {
       const ingest::PatternInfo& pi = pats[p];
       if (pi.first_of.empty()) continue;
       if (!(pi.first_sources & rec.transport)) {
-        ++stats.transport_mismatch;
+        if (hit_in_msg(p, rec)) ++stats.transport_mismatch;
         continue;
       }
       caps.clear();
+      uint32_t typed_class = UINT32_MAX;
+      bool typed_ok = false;
       if (!matcher.confirm(p, rec.msg, &caps)) {
-        if (pi.prefilter || !pi.anchor_dropped) ++stats.prefilter_rejects;
+        if ((pi.prefilter || !pi.anchor_dropped) && hit_in_msg(p, rec)) ++stats.prefilter_rejects;
         continue;
       }
       for (uint32_t si : pi.first_of) {
@@ -428,13 +469,20 @@ struct Ingestor::Impl {
           matched = true;
           continue;
         }
-        tmp = caps;
-        if (!s.compiled->accept(&tmp, nullptr)) {
+        // Signatures sharing this pattern with the same field declarations
+        // share one typed copy of the captures; only `when` differs.
+        if (typing_class[si] != typed_class) {
+          tmp = caps;
+          typed_ok = s.compiled->type_fields(&tmp);
+          typed_class = typing_class[si];
+        }
+        if (!typed_ok || !s.compiled->when_holds(tmp)) {
           ++stats.rejected_by_when;
           continue;
         }
         matched = true;
-        emit_event(si, tmp, rec.time, rec.transport, rec.host, rec.host_known, rec.rank_hint,
+        fields = tmp;  // emit_event consumes it; tmp serves the next signature
+        emit_event(si, fields, rec.time, rec.transport, rec.host, rec.host_known, rec.rank_hint,
                    rec.file, rec.line_no, rec.raw);
       }
     }

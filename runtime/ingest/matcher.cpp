@@ -5,6 +5,7 @@
 #include <hs.h>
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 
 namespace reflex::ingest {
@@ -213,34 +214,64 @@ int on_shared_match(unsigned id, unsigned long long, unsigned long long, unsigne
   return 0;
 }
 
-struct ChunkCtx {
-  const std::vector<uint32_t>* starts;
-  std::vector<uint32_t>* lines;
-  uint64_t cur_begin = 1, cur_end = 0;  // byte range of the last reported line
+struct BlockCtx {
+  const char* buf;
+  size_t size;
+  std::vector<Matcher::BlockLine>* lines;
+  std::vector<uint32_t>* hits;
+  uint8_t* seen;
+  uint64_t cur_begin = 1, cur_nl = 0;  // the last reported line, its '\n' included
+  bool unsorted = false;
 };
-int on_chunk_match(unsigned, unsigned long long, unsigned long long to, unsigned, void* p) {
-  auto* c = static_cast<ChunkCtx*>(p);
-  uint64_t last = to - 1;  // offset of the match's last byte
-  if (last >= c->cur_begin && last < c->cur_end) return 0;  // same line as before
-  const auto& st = *c->starts;
-  auto it = std::upper_bound(st.begin(), st.end(), static_cast<uint32_t>(last));
-  uint32_t line = static_cast<uint32_t>(it - st.begin()) - 1;
-  c->lines->push_back(line);
-  c->cur_begin = st[line];
-  c->cur_end = it == st.end() ? UINT64_MAX : *it;
+void close_line(BlockCtx* c) {  // sort the last line's pattern ids, clear their marks
+  if (c->lines->empty()) return;
+  Matcher::BlockLine& l = c->lines->back();
+  auto b = c->hits->begin() + l.hit_begin, e = c->hits->end();
+  for (auto it = b; it != e; ++it) c->seen[*it] = 0;
+  std::sort(b, e);
+  l.hit_count = static_cast<uint32_t>(e - b);
+}
+int on_block_match(unsigned id, unsigned long long, unsigned long long to, unsigned, void* p) {
+  auto* c = static_cast<BlockCtx*>(p);
+  uint64_t last = to ? to - 1 : 0;  // offset of the match's last byte
+  if (!(last >= c->cur_begin && last <= c->cur_nl)) {
+    // A new line: the one holding `last` (a '\n' belongs to the line it ends).
+    close_line(c);
+    const void* prev = last ? memrchr(c->buf, '\n', last) : nullptr;
+    uint64_t begin = prev ? static_cast<uint64_t>(static_cast<const char*>(prev) - c->buf) + 1 : 0;
+    const void* nl = std::memchr(c->buf + last, '\n', c->size - last);
+    uint64_t end = nl ? static_cast<uint64_t>(static_cast<const char*>(nl) - c->buf) : c->size;
+    if (!c->lines->empty() && begin < c->lines->back().begin) c->unsorted = true;
+    c->lines->push_back({static_cast<uint32_t>(begin), static_cast<uint32_t>(end),
+                         static_cast<uint32_t>(c->hits->size()), 0});
+    c->cur_begin = begin;
+    c->cur_nl = end;
+  }
+  if (!c->seen[id]) {  // no SINGLEMATCH: each pattern once per line
+    c->seen[id] = 1;
+    c->hits->push_back(id);
+  }
   return 0;
 }
 }  // namespace
 
-void Matcher::scan_chunk(std::string_view buf, const std::vector<uint32_t>& line_start,
-                         std::vector<uint32_t>* lines) const {
+void Matcher::scan_block(std::string_view buf, std::vector<BlockLine>* lines,
+                         std::vector<uint32_t>* hits) const {
   lines->clear();
-  if (!chunk_db_ || buf.empty() || line_start.empty()) return;
-  ChunkCtx ctx{&line_start, lines};
+  hits->clear();
+  if (!chunk_db_ || buf.empty()) return;
+  if (block_seen_.size() != patterns_.size()) block_seen_.assign(patterns_.size(), 0);
+  BlockCtx ctx{buf.data(), buf.size(), lines, hits, block_seen_.data()};
   hs_scan(chunk_db_, buf.data(), static_cast<unsigned>(buf.size()), 0, chunk_scratch_,
-          on_chunk_match, &ctx);
-  std::sort(lines->begin(), lines->end());
-  lines->erase(std::unique(lines->begin(), lines->end()), lines->end());
+          on_block_match, &ctx);
+  close_line(&ctx);
+  if (ctx.unsorted) {  // Hyperscan may report some matches out of end-offset order
+    auto by_begin = [](const BlockLine& a, const BlockLine& b) { return a.begin < b.begin; };
+    auto same = [](const BlockLine& a, const BlockLine& b) { return a.begin == b.begin; };
+    std::sort(lines->begin(), lines->end(), by_begin);
+    lines->erase(std::unique(lines->begin(), lines->end(), same), lines->end());
+    for (BlockLine& l : *lines) l.hit_count = kUnknownHits;  // a line's ids may be split
+  }
 }
 
 namespace {

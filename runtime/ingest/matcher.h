@@ -67,20 +67,32 @@ class Matcher {
   const std::vector<SigInfo>& signatures() const { return sigs_; }
   size_t database_patterns() const { return db_ids_.size(); }
   bool has_multiline() const { return has_multiline_; }
-  // One Hyperscan database serves both scan() and scan_chunk() (compiling two
+  // One Hyperscan database serves both scan() and scan_block() (compiling two
   // costs ~0.3 s CPU per 130 patterns at every start).
   bool shared_database() const { return shared_; }
 
-  // Chunk mode (bundle files): one scan over many raw lines joined with '\n'
-  // (no SINGLEMATCH, multi-line anchors, leading '^' dropped: a superset
+  // Chunk mode (bundle files): one scan over a block of raw lines (no
+  // SINGLEMATCH, multi-line anchors, leading '^' dropped: a superset
   // prefilter) reports which lines can match at all; only those lines are
-  // parsed and matched exactly with scan(). False when some pattern cannot be
-  // used that way (then every line is parsed).
+  // parsed and matched exactly. False when some pattern cannot be used that
+  // way (then every line is parsed).
   bool chunk_mode() const { return chunk_db_ != nullptr; }
-  // Indexes of lines (line_start[i] = offset of line i in `buf`) that may
-  // match, ascending, deduplicated.
-  void scan_chunk(std::string_view buf, const std::vector<uint32_t>& line_start,
-                  std::vector<uint32_t>* lines) const;
+
+  // Block mode (bundle files): one scan over a block of whole lines, each
+  // ending in '\n'; reports the lines the chunk database hits, ascending,
+  // deduplicated. Line bounds are found with memchr/memrchr around each hit
+  // only, so lines without a hit cost nothing beyond the scan itself.
+  // With each line come the pattern ids that hit it (ascending, in *hits at
+  // [hit_begin, hit_begin + hit_count)): a superset of what scan() reports
+  // for the line's message (the prefix is scanned too). hit_count is
+  // kUnknownHits when Hyperscan reported matches out of order (then scan()).
+  static constexpr uint32_t kUnknownHits = UINT32_MAX;
+  struct BlockLine {
+    uint32_t begin = 0, end = 0;  // [begin, end): the line without its '\n'
+    uint32_t hit_begin = 0, hit_count = 0;
+  };
+  void scan_block(std::string_view buf, std::vector<BlockLine>* lines,
+                  std::vector<uint32_t>* hits) const;
 
   // RE2 confirmation of pattern `p` (through its representative signature).
   bool confirm(uint32_t p, std::string_view text, FieldValues* caps) const;
@@ -97,6 +109,7 @@ class Matcher {
   bool has_multiline_ = false;
   bool shared_ = false;
   mutable std::vector<uint8_t> seen_;  // per-scan dedup of pattern ids (shared database)
+  mutable std::vector<uint8_t> block_seen_;  // per-line dedup of pattern ids in scan_block
   bool build_shared(std::vector<std::string>* notes);
 };
 

@@ -70,23 +70,28 @@ bool StormFilter::pass_baseline(uint32_t sig_idx, const Signature& sig, const st
   if (it == baseline_.end()) it = baseline_.emplace(key_, BaseState{}).first;
   BaseState& st = it->second;
   size_t n = static_cast<size_t>(sig.baseline.window);
-  if (st.ring.size() != n) st.ring.assign(n, 0.0);
+  if (st.ring.size() != n) {
+    st.ring.assign(n, 0.0);
+    st.sorted.clear();
+    st.sorted.reserve(n);
+    st.head = st.size = 0;
+  }
   bool fire = false;
   size_t need = (n + 1) / 2;  // judge only with at least half a window of history
   if (st.size >= need) {
-    std::vector<double>& vals = vals_;
-    vals.assign(st.ring.begin(), st.ring.begin() + static_cast<long>(st.size));
-    auto mid = vals.begin() + static_cast<long>(vals.size() / 2);
-    std::nth_element(vals.begin(), mid, vals.end());
-    double median = *mid;
-    if (vals.size() % 2 == 0) {
-      double lower = *std::max_element(vals.begin(), mid);
-      median = (median + lower) / 2;
-    }
+    const std::vector<double>& w = st.sorted;  // the window's values, ascending
+    size_t m = w.size();
+    double median = w[m / 2];
+    if (m % 2 == 0) median = (median + w[m / 2 - 1]) / 2;
     fire = *v > sig.baseline.factor * median;
   }
   // The ring holds the last N values, anomalous ones included: a lasting
   // change becomes the new normal after about N/2 lines.
+  if (st.size == n) {  // evict the oldest value from the sorted copy
+    auto old = std::lower_bound(st.sorted.begin(), st.sorted.end(), st.ring[st.head]);
+    if (old != st.sorted.end()) st.sorted.erase(old);
+  }
+  st.sorted.insert(std::upper_bound(st.sorted.begin(), st.sorted.end(), *v), *v);
   st.ring[st.head] = *v;
   st.head = (st.head + 1) % n;
   if (st.size < n) ++st.size;

@@ -63,7 +63,8 @@ class StormFilter {
     size_t head = 0, size = 0;
   };
   struct BaseState {
-    std::vector<double> ring;  // last N values (circular)
+    std::vector<double> ring;    // last N values (circular)
+    std::vector<double> sorted;  // the same values, sorted: the median is O(1)
     size_t head = 0, size = 0;
   };
   struct Fold {
@@ -85,8 +86,7 @@ class StormFilter {
   std::unordered_map<std::string, Fold> dedup_;
   // Wall-time folds by deadline, to close them as time advances.
   std::set<std::pair<TimeUs, std::string>> deadlines_;
-  std::string key_;           // reused lookup key (no allocation per line)
-  std::vector<double> vals_;  // reused median buffer
+  std::string key_;  // reused lookup key (no allocation per line)
 };
 
 }  // namespace reflex::ingest

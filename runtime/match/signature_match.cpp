@@ -158,18 +158,6 @@ struct CompiledSignature::Impl {
     return true;
   }
 
-  // Three-way comparison of a field value with literal i; nullopt if the
-  // value cannot be compared (not a number for a numeric field).
-  static std::optional<int> compare(const CompiledCond& c, const std::string& v, size_t i) {
-    if (numeric(c.type)) {
-      auto n = to_number(c.type, v);
-      if (!n) return std::nullopt;
-      return *n < c.numbers[i] ? -1 : (*n > c.numbers[i] ? 1 : 0);
-    }
-    int r = v.compare(c.values[i]);
-    return r < 0 ? -1 : (r > 0 ? 1 : 0);
-  }
-
   static bool eval(const CompiledCond& c, const FieldValues& caps) {
     switch (c.op) {
       case Condition::Op::and_:
@@ -188,12 +176,23 @@ struct CompiledSignature::Impl {
     const std::string* v = find_cap(caps, c.field);
     if (v == nullptr) return false;
     if (c.op == Condition::Op::matches) return RE2::PartialMatch(*v, *c.re);
+    // A numeric value is parsed once, not once per literal (`xid in {...}`).
+    std::optional<double> num;
+    if (numeric(c.type)) num = to_number(c.type, *v);
+    auto cmp = [&](size_t i) -> std::optional<int> {
+      if (!numeric(c.type)) {
+        int r = v->compare(c.values[i]);
+        return r < 0 ? -1 : (r > 0 ? 1 : 0);
+      }
+      if (!num) return std::nullopt;
+      return *num < c.numbers[i] ? -1 : (*num > c.numbers[i] ? 1 : 0);
+    };
     if (c.op == Condition::Op::in || c.op == Condition::Op::not_in) {
       bool found = false;
-      for (size_t i = 0; i < c.values.size() && !found; ++i) found = compare(c, *v, i) == 0;
+      for (size_t i = 0; i < c.values.size() && !found; ++i) found = cmp(i) == 0;
       return c.op == Condition::Op::in ? found : !found;
     }
-    auto r = compare(c, *v, 0);
+    auto r = cmp(0);
     if (!r) return false;
     switch (c.op) {
       case Condition::Op::eq: return *r == 0;
@@ -282,6 +281,21 @@ bool CompiledSignature::match_part(size_t i, std::string_view text, FieldValues*
     }
   }
   return true;
+}
+
+bool CompiledSignature::type_fields(FieldValues* caps) const {
+  for (auto& [name, value] : *caps) {
+    auto t = impl_->types.find(name);
+    if (t == impl_->types.end()) continue;
+    auto norm = normalize_value(t->second, value);
+    if (!norm) return false;
+    value = std::move(*norm);
+  }
+  return true;
+}
+
+bool CompiledSignature::when_holds(const FieldValues& caps) const {
+  return !impl_->when || Impl::eval(*impl_->when, caps);
 }
 
 bool CompiledSignature::accept(FieldValues* caps, std::string* why) const {

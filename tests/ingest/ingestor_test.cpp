@@ -1,6 +1,7 @@
 // The Ingestor facade end to end through the real log-format parsers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -283,6 +284,81 @@ TEST(IngestorAlloc, NonMatchingRecordsAllocateNothing) {
   ing.feed_record(rec);
   ing.finish();
   EXPECT_EQ(events, 1u);
+}
+
+// Chunk mode: a line no pattern can match costs the block scan and the
+// newline count, nothing else - no allocation per line. The same file ten
+// times longer must read with (almost) the same number of allocations.
+TEST_F(IngestorTest, BlockModeAllocatesNothingPerNonMatchingLine) {
+  auto body = [](int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) {
+      char ts[64];
+      std::snprintf(ts, sizeof ts, "2026-03-05T10:%02d:%02d,%06d+00:00 ", (i / 600) % 60,
+                    (i / 10) % 60, (i % 10) * 100000);
+      // invented benign chatter
+      s += std::string(ts) + "systemd[1]: Started Session " + std::to_string(i) + " of user root.\n";
+    }
+    // domain.md §2.3 Xid 79, so the test also sees the one line that matches
+    s += "2026-03-05T11:00:00,000000+00:00 NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off "
+         "the bus.\n";
+    return s;
+  };
+  auto allocs_for = [&](int n) {
+    std::string text = body(n);
+    write("hosts/node-0017/kern.log", text);
+    events_.clear();
+    auto ing = make();
+    std::string err;
+    uint64_t before = g_allocs.load();
+    EXPECT_TRUE(ing->read_bundle(dir_.string(), &err)) << err;
+    uint64_t used = g_allocs.load() - before;
+    ing->finish();
+    EXPECT_EQ(named("xid79_fallen_off_bus").size(), 1u) << n << " lines";
+    EXPECT_EQ(ing->stats().lines, static_cast<uint64_t>(n) + 1);
+    EXPECT_EQ(ing->stats().bytes, text.size());
+    return used;
+  };
+  uint64_t small = allocs_for(20000);   // ~1.6 MB: two read buffers
+  uint64_t large = allocs_for(200000);  // ~16 MB: sixteen
+  EXPECT_LE(large, small + 64) << "allocations grew with the number of non-matching lines";
+}
+
+// Signatures sharing one pattern share one typed copy of the captures only
+// when their field declarations agree: a string field must see the raw text
+// even right after a hex field of another signature normalised it.
+TEST(IngestorTyping, SharedPatternWithDifferentFieldTypes) {
+  KnowledgeBase kb;
+  kb.meta.name = "typing";
+  auto sig = [](const std::string& name, FieldType t, const std::string& value) {
+    Signature s;
+    s.name = name;
+    s.kind = DeviceKind::host;
+    s.sources = kTransportApp;
+    s.patterns = {"code=(?P<code>\\w+)"};
+    s.fields = {{"code", t}};
+    s.when = test::leaf(Condition::Op::eq, "code", {value});
+    return s;
+  };
+  kb.signatures.push_back(sig("as_hex", FieldType::hex, "0x1f"));
+  kb.signatures.push_back(sig("as_string", FieldType::string, "0X1F"));
+  kb.signatures.push_back(sig("as_hex_again", FieldType::hex, "0x1f"));
+  kb.signatures.push_back(sig("as_string_lower", FieldType::string, "0x1f"));
+  auto topo = test::test_topology();
+  ASSERT_TRUE(topo);
+  Ingestor ing(kb, *topo);
+  std::vector<std::string> names;
+  ing.set_sink([&](Event&& e) { names.push_back(e.name + ":" + *e.field("code")); });
+  LogRecord rec;
+  rec.host = "node-0017";
+  rec.transport = kTransportApp;
+  rec.time.wall = 1772705472000000;
+  rec.msg = rec.raw = "invented line code=0X1F";
+  ing.feed_record(rec);
+  ing.finish();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"as_hex:0x1f", "as_hex_again:0x1f", "as_string:0X1F"}));
+  EXPECT_EQ(ing.stats().rejected_by_when, 1u);  // as_string_lower
 }
 
 }  // namespace

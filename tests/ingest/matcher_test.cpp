@@ -1,6 +1,8 @@
 // Matcher, locate and storm-filter units (no log-format parsing involved).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -334,6 +336,55 @@ TEST(Storms, BaselineFiresAboveFactorTimesMedian) {
   EXPECT_EQ(*out[0].field("ms"), std::to_string(1500.0));
   EXPECT_EQ(*out[1].field("ms"), std::to_string(1300.0));
   EXPECT_EQ(c.below_baseline, 8u);
+}
+
+// The baseline keeps its window sorted (median in O(1)); its decisions must
+// be those of the definition: F x the median of the previous values (the
+// mean of the two middle ones for an even count), judged from ceil(N/2)
+// values on, the window holding the last N values. Random walks with ties
+// and level shifts, odd and even windows, against a direct computation.
+TEST(Storms, BaselineMatchesAReferenceMedianOnRandomSeries) {
+  for (int window : {1, 2, 7, 8, 50}) {
+    Signature sig;
+    sig.baseline.field = "ms";
+    sig.baseline.factor = 1.08;
+    sig.baseline.window = window;
+    ingest::StormCounters c;
+    ingest::StormFilter f(0, &c);
+    std::vector<double> hist;
+    uint64_t seed = 12345u + static_cast<uint64_t>(window);
+    auto rnd = [&]() {  // xorshift: deterministic, no <random> distribution differences
+      seed ^= seed << 13;
+      seed ^= seed >> 7;
+      seed ^= seed << 17;
+      return seed;
+    };
+    int fired = 0, expected_fired = 0;
+    for (int i = 0; i < 3000; ++i) {
+      double level = (i / 500) % 2 ? 1300 : 1000;  // lasting shifts
+      double v = level + static_cast<double>(rnd() % 200);
+      if (rnd() % 7 == 0) v = 1000;  // ties
+      bool expect = false;
+      size_t n = static_cast<size_t>(window);
+      std::vector<double> w(hist.size() > n ? hist.end() - static_cast<long>(n) : hist.begin(),
+                            hist.end());
+      if (w.size() >= (n + 1) / 2 && !w.empty()) {
+        std::sort(w.begin(), w.end());
+        double med = w.size() % 2 ? w[w.size() / 2]
+                                  : (w[w.size() / 2] + w[w.size() / 2 - 1]) / 2;
+        expect = v > 1.08 * med;
+      }
+      FieldValues fv{{"ms", std::to_string(v)}};
+      bool got = f.baseline_passes(0, sig, fv, "job/j");
+      ASSERT_EQ(got, expect) << "window " << window << " line " << i << " value " << v;
+      fired += got;
+      expected_fired += expect;
+      hist.push_back(std::stod(fv[0].second));
+    }
+    EXPECT_GT(expected_fired, 0) << "window " << window;  // the series does fire
+    EXPECT_EQ(fired, expected_fired);
+    EXPECT_EQ(f.state_entries(), 1u);
+  }
 }
 
 TEST(Storms, BaselineNeedsHalfAWindowOfHistory) {
