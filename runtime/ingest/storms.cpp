@@ -83,7 +83,8 @@ bool StormFilter::pass_baseline(uint32_t sig_idx, const Signature& sig, const st
     size_t m = w.size();
     double median = w[m / 2];
     if (m % 2 == 0) median = (median + w[m / 2 - 1]) / 2;
-    fire = *v > sig.baseline.factor * median;
+    fire = sig.baseline.below ? *v < sig.baseline.factor * median
+                              : *v > sig.baseline.factor * median;
   }
   // The ring holds the last N values, anomalous ones included: a lasting
   // change becomes the new normal after about N/2 lines.

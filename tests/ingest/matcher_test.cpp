@@ -338,6 +338,26 @@ TEST(Storms, BaselineFiresAboveFactorTimesMedian) {
   EXPECT_EQ(c.below_baseline, 8u);
 }
 
+// `baseline FIELD below F x median` (throughput: MFU, tokens/s) fires on drops.
+TEST(Storms, BaselineBelowFiresUnderFactorTimesMedian) {
+  Signature sig;
+  sig.baseline.field = "mfu";
+  sig.baseline.factor = 0.93;
+  sig.baseline.window = 8;
+  sig.baseline.below = true;
+  ingest::StormCounters c;
+  ingest::StormFilter f(0, &c);
+  std::vector<Event> out;
+  auto emit = [&](Event&& e) { out.push_back(std::move(e)); };
+  double vals[] = {38.3, 38.9, 39.2, 37.2, 31.0,  // 31.0 < 0.93 x ~38.6: fires
+                   38.0, 38.4, 45.0, 35.1, 36.5};  // a rise never fires; 35.1 < 35.8 fires
+  for (int i = 0; i < 10; ++i)
+    f.add(0, sig, make_event("it", "job/j", i * kSec, i, {{"mfu", std::to_string(vals[i])}}), emit);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(*out[0].field("mfu"), std::to_string(31.0));
+  EXPECT_EQ(*out[1].field("mfu"), std::to_string(35.1));
+}
+
 // The baseline keeps its window sorted (median in O(1)); its decisions must
 // be those of the definition: F x the median of the previous values (the
 // mean of the two middle ones for an even count), judged from ceil(N/2)
