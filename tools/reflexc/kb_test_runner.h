@@ -4,7 +4,9 @@
 // then `expect root / no root / event` checked against the diagnosis).
 // Prints PASS/FAIL per test with an expected-vs-got diff, a coverage report of
 // the signatures, latents and rule declarations no test exercised (rules count
-// per declaration, docs/language.md §9.1), and a summary, on stdout.
+// per declaration, docs/language.md §9.1: covered on a passing test's diagnosis
+// chain, or by linking two of its observed events, rule_links.h), and a
+// summary, on stdout.
 #pragma once
 
 namespace reflex::cli {
