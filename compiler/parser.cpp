@@ -176,7 +176,7 @@ class CollectingListener : public antlr4::BaseErrorListener {
       }
       // Soft keywords are names too: with a name expected, do not list them.
       static const std::set<std::string> soft = {
-          "'by'",      "'as'",       "'then'",   "'lines'",  "'count'", "'above'", "'x'",
+          "'by'",      "'as'",       "'then'",   "'lines'",  "'count'", "'above'", "'below'", "'x'",
           "'median'",  "'of'",       "'last'",   "'version'", "'requires'", "'engine'",
           "'extends'", "'root'",     "'no'",     "'event'",  "'rank'",  "'matches'", "'group'"};
       bool name_expected = types.count(ReflexParser::ID) > 0;
