@@ -54,6 +54,7 @@ struct EngineStats {
   uint64_t open_incidents = 0;
   uint64_t reloads = 0, failed_reloads = 0;
   uint64_t dropped_events = 0;  // retention
+  uint64_t indexed_events = 0;  // events held in the index now (bounded by max_events)
   IngestStats ingest;           // summed over ingestors (one per reload)
 };
 

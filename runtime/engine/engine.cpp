@@ -142,6 +142,7 @@ struct Engine::Impl {
   std::deque<Diagnosis> queue;
   EngineStats st;
   int64_t watermark = kNoWall;
+  size_t compact_floor = 0;  // no retention pass below this size (see maybe_compact)
 
   struct Incident {
     std::string key;
@@ -304,12 +305,15 @@ struct Engine::Impl {
   // Retention: beyond max_events, drop the oldest half of the events that no
   // open incident needs (events re-indexed from scratch).
   void maybe_compact() {
-    if (ix->size() <= o.max_events) return;
+    if (ix->size() <= std::max(o.max_events, compact_floor)) return;
     std::vector<int64_t> times;
     times.reserve(ix->size());
     for (uint32_t i = 0; i < ix->size(); ++i)
       if (ix->rec(i).has_wall()) times.push_back(ix->rec(i).lo);
-    if (times.empty()) return;
+    if (times.empty()) {  // nothing has a wall time to cut by
+      compact_floor = ix->size() + o.max_events / 4;
+      return;
+    }
     std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2),
                      times.end());
     int64_t cutoff = times[times.size() / 2];
@@ -329,6 +333,9 @@ struct Engine::Impl {
       remap[i] = fresh->add(std::move(evs[i]));
     }
     ix = std::move(fresh);
+    // When open incidents pin most events, wait for more growth before the
+    // next (O(events)) pass instead of re-indexing on every event.
+    compact_floor = ix->size() > o.max_events / 4 * 3 ? ix->size() + o.max_events / 4 : 0;
     for (auto& inc : open) {
       std::vector<uint32_t> s;
       for (uint32_t x : inc.syms)
@@ -495,6 +502,7 @@ bool Engine::reload(std::shared_ptr<const KnowledgeBase> kb, std::shared_ptr<con
 EngineStats Engine::stats() const {
   std::lock_guard<std::mutex> lk(impl_->mu);
   EngineStats s = impl_->st;
+  s.indexed_events = impl_->ix->size();
   s.ingest = impl_->ingest_done;
 #ifdef REFLEX_ENGINE_HAVE_INGEST
   if (impl_->ing) Impl::add_stats(s.ingest, impl_->ing->stats());

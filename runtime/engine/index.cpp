@@ -49,19 +49,20 @@ uint32_t EventIndex::add(Event&& ev) {
   recs_.push_back(r);
 
   NameList& nl = names_[r.name];
-  auto& nd = name_dev_[key2(r.name, r.device)];
+  DevList& ndl = name_dev_[key2(r.name, r.device)];
+  auto& nd = ndl.v;
   HostInfo& hi = hosts_[r.src_host];
   if (r.has_wall()) {
     if (!nl.wall.empty() && !before(nl.wall.back(), idx)) nl.dirty = true;
     nl.wall.push_back(idx);
     nl.max_span = std::max(nl.max_span, r.hi - r.lo);
-    if (!nd.empty() && !before(nd.back(), idx)) name_dev_dirty_[key2(r.name, r.device)] = true;
+    if (!nd.empty() && !before(nd.back(), idx)) ndl.dirty = true;
     hi.last = std::max(hi.last, r.hi);
     max_wall_ = std::max(max_wall_, r.hi);
   } else {
     if (!nl.nowall.empty() && !before(nl.nowall.back(), idx)) nl.dirty = true;
     nl.nowall.push_back(idx);
-    if (!nd.empty() && !before(nd.back(), idx)) name_dev_dirty_[key2(r.name, r.device)] = true;
+    if (!nd.empty() && !before(nd.back(), idx)) ndl.dirty = true;
     hi.nowall = true;
     any_nowall_ = true;
   }
@@ -100,15 +101,27 @@ const NameList* EventIndex::by_name(uint32_t name) {
 }
 
 const std::vector<uint32_t>* EventIndex::by_name_device(uint32_t name, uint32_t device) {
-  uint64_t k = key2(name, device);
-  auto it = name_dev_.find(k);
+  auto it = name_dev_.find(key2(name, device));
   if (it == name_dev_.end()) return nullptr;
-  auto d = name_dev_dirty_.find(k);
-  if (d != name_dev_dirty_.end() && d->second) {
-    sort_list(it->second);
-    d->second = false;
+  if (it->second.dirty) {
+    sort_list(it->second.v);
+    it->second.dirty = false;
   }
-  return &it->second;
+  return &it->second.v;
+}
+
+void EventIndex::sort_all() {
+  for (auto& [name, nl] : names_) {
+    if (!nl.dirty) continue;
+    sort_list(nl.wall);
+    sort_list(nl.nowall);
+    nl.dirty = false;
+  }
+  for (auto& [key, dl] : name_dev_) {
+    if (!dl.dirty) continue;
+    sort_list(dl.v);
+    dl.dirty = false;
+  }
 }
 
 int64_t EventIndex::host_last_wall(uint32_t h) const {

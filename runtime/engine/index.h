@@ -60,6 +60,9 @@ class EventIndex {
   // Sorted views (sorting lazily after out-of-order arrivals).
   const NameList* by_name(uint32_t name);
   const std::vector<uint32_t>* by_name_device(uint32_t name, uint32_t device);
+  // Sorts every list that out-of-order arrivals left unsorted (the lazy sort
+  // otherwise falls on the first diagnosis that touches a list).
+  void sort_all();
   // Last wall time of anything logged by host `h` (kNoWall when none); whether
   // it logged lines without wall time.
   int64_t host_last_wall(uint32_t h) const;
@@ -80,8 +83,11 @@ class EventIndex {
   std::vector<Event> events_;
   std::vector<Rec> recs_;
   std::unordered_map<uint32_t, NameList> names_;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> name_dev_;
-  std::unordered_map<uint64_t, bool> name_dev_dirty_;
+  struct DevList {
+    std::vector<uint32_t> v;
+    bool dirty = false;
+  };
+  std::unordered_map<uint64_t, DevList> name_dev_;  // one lookup for list and sort state
   struct HostInfo {
     int64_t last = kNoWall;
     bool nowall = false;

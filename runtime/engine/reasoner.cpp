@@ -132,6 +132,9 @@ class Reasoner {
   template <class F>
   void candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name, F&& accept);
   int window(const Rec& c, const Rec& e, const Rule& r) const;
+  // When a `cleared_by` event healed event `ev`: its wall time, else kNoWall.
+  int64_t healed_at(uint32_t ev);
+  bool skip_healed(uint32_t ev);  // true (with a note) for a healed event
   const std::string* resolve(const DeviceRef& ref, const Event* cause, const std::string* cause_dev,
                              const Event& effect) const;
   bool where_ok(const Rule& r, const Event* cause, const std::string* cause_dev,
@@ -194,6 +197,7 @@ class Reasoner {
   std::vector<uint32_t> class_names_;
   std::vector<std::string> notes_;
   std::set<std::string> seen_notes_;
+  std::unordered_map<uint32_t, int64_t> healed_;
 };
 
 uint32_t Reasoner::node_of(uint32_t ev, bool* added) {
@@ -257,6 +261,47 @@ bool Reasoner::where_ok(const Rule& r, const Event* cause, const std::string* ca
   return true;
 }
 
+int64_t Reasoner::healed_at(uint32_t ev) {
+  auto it = healed_.find(ev);
+  if (it != healed_.end()) return it->second;
+  int64_t h = kNoWall;
+  const Rec& r = ix_.rec(ev);
+  const Signature* s = ki_.signature(r.name);
+  if (s && !s->cleared_by.empty() && r.has_wall()) {
+    int64_t limit = r.hi + static_cast<int64_t>(s->clear_within_s * 1e6);
+    for (auto& name : s->cleared_by) {
+      uint32_t cn = in_.find(name);
+      if (cn == kNone) continue;
+      auto* v = ix_.by_name_device(cn, r.device);
+      if (!v) continue;
+      auto lo_it = std::lower_bound(v->begin(), v->end(), r.hi, [&](uint32_t i, int64_t t) {
+        const Rec& rr = ix_.rec(i);
+        return rr.has_wall() && rr.lo < t;
+      });
+      for (auto i = lo_it; i != v->end(); ++i) {
+        const Rec& rr = ix_.rec(*i);
+        if (!rr.has_wall() || rr.lo > limit) break;
+        if (*i == ev) continue;
+        h = h == kNoWall ? rr.lo : std::min(h, rr.lo);
+        break;
+      }
+    }
+  }
+  healed_.emplace(ev, h);
+  return h;
+}
+
+bool Reasoner::skip_healed(uint32_t ev) {
+  int64_t h = healed_at(ev);
+  if (h == kNoWall) return false;
+  const Event& e = ix_.ev(ev);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f", static_cast<double>(h - ix_.rec(ev).hi) / 1e6);
+  note(e.name + " on " + e.device + " healed " + buf +
+       " s later (cleared_by): transient, not blamed");
+  return true;
+}
+
 template <class F>
 void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name, F&& accept) {
   const NameList* nl = ix_.by_name(cause_name);
@@ -272,6 +317,11 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
     }
     int w = window(ix_.rec(c), er, r);
     if (w == 0) return true;
+    // A healed cause explains only what happened up to the heal.
+    if (int64_t h = healed_at(c); h != kNoWall && er.has_wall()) {
+      double sk = ix_.rec(c).clock == er.clock ? 0.0 : r.skew_s + o_.clock_skew_s;
+      if (er.lo > h + static_cast<int64_t>(sk * 1e6)) return true;
+    }
     const Event& ce = ix_.ev(c);
     if (!where_ok(r, &ce, &ce.device, e)) return true;
     accept(c, w == 2);
@@ -1074,7 +1124,8 @@ std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
       evs.erase(evs.begin(), evs.end() - static_cast<std::ptrdiff_t>(kMaxStarts));
       truncated_ = true;
     }
-    for (uint32_t e : evs) starts.push_back(add_node_for(e));
+    for (uint32_t e : evs)
+      if (!skip_healed(e)) starts.push_back(add_node_for(e));
   } else {
     std::vector<uint32_t> sorted = symptoms;
     std::sort(sorted.begin(), sorted.end(),
@@ -1134,6 +1185,7 @@ std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
         if (fstarts.size() >= kMaxStarts) return;
         const Event& ev = ix_.ev(e);
         if (job_key(ev, topo_) != jk && jk.rfind("job/", 0) == 0) return;
+        if (skip_healed(e)) return;
         fstarts.push_back(e);
       };
       if (t0 != std::numeric_limits<int64_t>::max()) {

@@ -2,7 +2,9 @@
 // the backward walk, ranking, latents, incidents, clocks, streaming.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -754,4 +756,103 @@ TEST(Engine, LinkDownsOnDifferentLeavesDoNotMakeALeafFailure) {
   ASSERT_FALSE(ds.empty());
   for (auto& d : ds)
     for (auto& r : d.root_causes) EXPECT_FALSE(r.latent) << r.device;
+}
+
+// `reflex watch` runs for weeks: beyond max_events the oldest events are
+// dropped (retention), the index stays bounded, and incidents keep coming out.
+TEST(Engine, WatchRetentionKeepsTheIndexBoundedAndStillDiagnoses) {
+  auto b = cascade_kb();
+  auto t = topo(topo_json(4, {{"job-1", {0, 1, 2, 3}}}));
+  EngineOptions o;
+  o.settle_s = 60;
+  o.max_events = 2000;
+  Engine e(std::make_shared<KnowledgeBase>(b.kb), t, o);
+  std::vector<Diagnosis> got;
+  e.set_callback([&](const Diagnosis& d) { got.push_back(d); });
+  constexpr int kPeriods = 12;
+  constexpr double kPeriod = 8000;  // > incident gap + linger: one incident per period
+  uint64_t max_indexed = 0;
+  for (int p = 0; p < kPeriods; ++p) {
+    double t0 = p * kPeriod;
+    int h = p % 4, g = (p * 3) % 8;
+    std::string hn = "node-" + std::to_string(h);
+    // Background lines all period long, on every host.
+    for (int i = 0; i < 1000; ++i) {
+      std::string bh = "node-" + std::to_string(i % 4);
+      double ts = t0 + i * (kPeriod / 1000.0);
+      e.feed_event(ev("t_benign", bh, DeviceKind::host, bh, ts, bh + "/kernel"));
+      if (i == 100) {
+        e.feed_event(ev("t_gpu_off_bus", gpu(h, g), DeviceKind::gpu, hn, ts + 0.5, hn + "/kernel"));
+        e.feed_event(ev("t_cuda_error", rank("job-1", h * 8 + g), DeviceKind::rank, hn, ts + 1,
+                        hn + "/app"));
+        for (int r = 0; r < 32; r += 5)
+          e.feed_event(ev("t_watchdog", rank("job-1", r), DeviceKind::rank,
+                          "node-" + std::to_string(r / 8), ts + 600 + r * 0.01,
+                          "node-" + std::to_string(r / 8) + "/app"));
+      }
+      max_indexed = std::max(max_indexed, e.stats().indexed_events);
+    }
+  }
+  e.flush();
+  auto st = e.stats();
+  EXPECT_GT(st.events, 5u * o.max_events);  // the stream was much longer than the retention
+  EXPECT_GT(st.dropped_events, st.events / 2);
+  EXPECT_LE(max_indexed, o.max_events + 1);
+  EXPECT_LE(st.indexed_events, o.max_events + 1);
+  EXPECT_EQ(st.incidents_opened, static_cast<uint64_t>(kPeriods));
+  // Every period's incident came out (its latest revision), naming that period's GPU.
+  std::map<std::string, Diagnosis> latest;
+  std::vector<std::string> order;
+  for (auto& d : got) {
+    if (!latest.count(d.incident)) order.push_back(d.incident);
+    latest[d.incident] = d;
+  }
+  ASSERT_EQ(order.size(), static_cast<size_t>(kPeriods));
+  for (int p = 0; p < kPeriods; ++p) {
+    const Diagnosis& d = latest[order[static_cast<size_t>(p)]];
+    ASSERT_FALSE(d.root_causes.empty()) << p;
+    EXPECT_EQ(d.root_causes[0].device, gpu(p % 4, (p * 3) % 8)) << p;
+  }
+}
+
+// `cleared_by`: a link down that came back up within the window explains only
+// what happened before the heal and is not blamed on its own.
+TEST(Engine, HealedEventExplainsOnlyUntilTheHealAndIsNotBlamedAlone) {
+  KbBuilder b;
+  b.sig("t_link_down", DeviceKind::nic, "nic", Severity::major);
+  b.sig("t_link_up", DeviceKind::nic);
+  b.sig("t_watchdog", DeviceKind::rank, "", Severity::major, SymptomKind::hang);
+  for (auto& s : b.kb.signatures)
+    if (s.name == "t_link_down") {
+      s.cleared_by = {"t_link_up"};
+      s.clear_within_s = 30;
+    }
+  b.rule("t_link_down", "t_watchdog", {W("effect", Relation::same_job, "cause")}, 0, 1800, 0.8, 5);
+  auto t = topo(topo_json(2, {{"job-1", {0, 1}}}));
+  std::string nic = t->nic_by_name("node-1", "mlx5_0")->id;
+  auto down = ev("t_link_down", nic, DeviceKind::nic, "node-1", 100, "node-1/kernel");
+  auto up = ev("t_link_up", nic, DeviceKind::nic, "node-1", 104, "node-1/kernel");
+  auto hang = ev("t_watchdog", rank("job-1", 2), DeviceKind::rank, "node-0", 700, "node-0/app");
+  // Healed 4 s later, the hang 10 min after: not the root, not even as fallback.
+  auto ds = diagnose_events(b.kb, *t, {down, up, hang});
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_TRUE(ds[0].root_causes.empty());
+  bool noted = false;
+  for (auto& n : ds[0].notes) noted |= n.find("cleared_by") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // Alone (no symptom): not blamed either.
+  ds = diagnose_events(b.kb, *t, {down, up});
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_TRUE(ds[0].root_causes.empty());
+  // Not healed (no link up): the same link down is the root of the hang.
+  ds = diagnose_events(b.kb, *t, {down, hang});
+  ASSERT_EQ(ds.size(), 1u);
+  ASSERT_FALSE(ds[0].root_causes.empty());
+  EXPECT_EQ(ds[0].root_causes[0].device, nic);
+  // Healed, but the hang came before the heal: still explained by it.
+  auto early = ev("t_watchdog", rank("job-1", 2), DeviceKind::rank, "node-0", 102, "node-0/app");
+  ds = diagnose_events(b.kb, *t, {down, up, early});
+  ASSERT_EQ(ds.size(), 1u);
+  ASSERT_FALSE(ds[0].root_causes.empty());
+  EXPECT_EQ(ds[0].root_causes[0].device, nic);
 }

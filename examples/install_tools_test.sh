@@ -1,0 +1,25 @@
+#!/bin/sh
+# `cmake --install` into a temporary prefix, then use only what was installed:
+# the reflexc, reflex and reflex-sim binaries and the shipped KB in share/reflex/kb.
+# (The C API package is tested by tests/capi/install_test.sh.)
+set -eu
+BUILD=$1; SRC=$2
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+P="$T/prefix"
+cmake --install "$BUILD" --prefix "$P" >/dev/null
+for b in reflex reflexc reflex-sim; do
+  [ -x "$P/bin/$b" ] || { echo "not installed: bin/$b" >&2; exit 1; }
+done
+KB="$P/share/reflex/kb"
+[ -f "$KB/chains.rfx" ] || { echo "not installed: share/reflex/kb" >&2; exit 1; }
+"$P/bin/reflexc" check "$KB" 2>/dev/null
+"$P/bin/reflexc" build "$KB" -o "$T/kb.art" 2>/dev/null
+# The demo incident, diagnosed from the installed KB sources and its artifact.
+"$P/bin/reflex" diagnose --kb "$KB" "$SRC/examples/incident-pcie" > "$T/src.json"
+grep -q '"device": "node-0018/pcie/0000:5c:00.0"' "$T/src.json"
+"$P/bin/reflex" diagnose --kb "$T/kb.art" "$SRC/examples/incident-pcie" > "$T/art.json"
+cmp "$T/src.json" "$T/art.json"
+# A simulated bundle from the installed simulator.
+"$P/bin/reflex-sim" --seed 3 --count 1 --hosts 8 --out "$T/sim" -q
+"$P/bin/reflex" diagnose --kb "$T/kb.art" "$T/sim/incident-0001" | grep -q '"root_causes"'
+echo "install test: reflex, reflexc, reflex-sim and share/reflex/kb work from the prefix"
