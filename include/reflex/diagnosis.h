@@ -66,8 +66,9 @@ struct Diagnosis {
 // JSON per spec §5. `indent` < 0 = one line (JSONL). Invalid UTF-8 in log lines
 // is replaced, never thrown.
 std::string diagnosis_to_json(const Diagnosis& d, int indent = 2);
-// Several incidents of one batch: the first incident's document, plus an
-// "incidents" array with every incident when there is more than one.
+// Several incidents of one batch (the principal incident first): the first
+// incident's document, plus an "incidents" array with every incident when
+// there is more than one.
 std::string diagnoses_to_json(const std::vector<Diagnosis>& ds, int indent = 2);
 std::string diagnosis_to_text(const Diagnosis& d);
 std::string diagnoses_to_text(const std::vector<Diagnosis>& ds);

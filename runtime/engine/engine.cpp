@@ -60,6 +60,11 @@ std::string diag_signature(const Diagnosis& d) {
   return s;
 }
 
+// Batch order: the principal incident first — the one with a root cause that
+// accounts for the most job-level symptoms, i.e. what took the job down — then
+// the rest by trigger time. A stray early symptom (an untimed line that
+// inherited a stale time, a peer's retry that could not be tied to the fault)
+// must not become the headline of the document just because it came first.
 bool sort_diagnoses(const Diagnosis& a, const Diagnosis& b) {
   auto t = [](const Diagnosis& d) -> int64_t {
     if (d.trigger && d.trigger->time.wall) return *d.trigger->time.wall;
@@ -67,6 +72,13 @@ bool sort_diagnoses(const Diagnosis& a, const Diagnosis& b) {
   };
   if (t(a) != t(b)) return t(a) < t(b);
   return a.incident < b.incident;
+}
+
+bool principal_before(const Diagnosis& a, const Diagnosis& b) {
+  const bool ra = !a.root_causes.empty(), rb = !b.root_causes.empty();
+  if (ra != rb) return ra;
+  if (a.symptoms != b.symptoms) return a.symptoms > b.symptoms;
+  return sort_diagnoses(a, b);
 }
 
 // Batch: every symptom grouped by job (and by time gaps), each group diagnosed.
@@ -103,6 +115,10 @@ std::vector<Diagnosis> batch(const KnowledgeBase& kb, const KbIndex& ki, const T
     i = j;
   }
   std::stable_sort(out.begin(), out.end(), sort_diagnoses);
+  if (out.size() > 1) {
+    auto principal = std::min_element(out.begin(), out.end(), principal_before);
+    std::rotate(out.begin(), principal, principal + 1);
+  }
   return out;
 }
 

@@ -156,8 +156,8 @@ std::string diagnoses_to_json(const std::vector<Diagnosis>& ds, int indent) {
     for (auto& d : ds) all.push_back(diag_json(d));
     j["incidents"] = std::move(all);
     j["notes"].push_back(std::to_string(ds.size()) +
-                         " independent incidents; this document shows the first, \"incidents\" "
-                         "lists all");
+                         " independent incidents; this document shows the principal one (its root "
+                         "accounts for the most job-level symptoms), \"incidents\" lists all");
   }
   return dump(j, indent);
 }
