@@ -73,8 +73,12 @@ class Topology {
   // True when `a REL b` holds (docs/language.md §3). Placeholders relate by host only.
   bool related(Relation rel, std::string_view a, std::string_view b) const;
   // Every device x of `kind` with `x REL b` (when x_is_lhs) or `b REL x`.
+  // With `limit`, enumeration stops once more than `limit` are found: the
+  // result then holds limit + 1 of them (enough to tell "too many"), so a
+  // caller that only wants small sets does not pay for a 12,500-host job.
   std::vector<std::string> related_devices(Relation rel, std::string_view b, bool x_is_lhs,
-                                           DeviceKind kind) const;
+                                           DeviceKind kind,
+                                           size_t limit = static_cast<size_t>(-1)) const;
   // All devices of a kind (hosts in file order).
   std::vector<std::string> devices_of_kind(DeviceKind kind) const;
 

@@ -600,6 +600,16 @@ std::optional<std::vector<std::string>> Reasoner::latent_devices(uint32_t n, con
                                                                  const Latent& lat) {
   const Event& e = ix_.ev(nodes_[n].ev);
   std::optional<std::vector<std::string>> cands;
+  // Constraints whose device set is larger than a hypothesis may be placed on
+  // (a whole job under `same_job`): enumerated only up to that size, then used
+  // as filters on the other constraints' candidates. Enumerating a 12,500-host
+  // job for each of 300,000 rank symptoms made the 100k-GPU scale run crawl.
+  struct Wide {
+    Relation rel;
+    bool cause_is_lhs;
+    const std::string* other;
+  };
+  std::vector<Wide> wide;
   for (auto& c : r.where) {
     bool lc = c.lhs.side == DeviceRef::Side::cause;
     bool rc = c.rhs.side == DeviceRef::Side::cause;
@@ -616,7 +626,11 @@ std::optional<std::vector<std::string>> Reasoner::latent_devices(uint32_t n, con
     const std::string* other = resolve(oref, nullptr, nullptr, e);
     if (!other) return std::nullopt;
     if (c.rel == Relation::any) continue;
-    auto devs = topo_.related_devices(c.rel, *other, lc, lat.kind);
+    auto devs = topo_.related_devices(c.rel, *other, lc, lat.kind, kMaxLatentDevices);
+    if (devs.size() > kMaxLatentDevices) {
+      wide.push_back({c.rel, lc, other});
+      continue;
+    }
     std::sort(devs.begin(), devs.end());
     devs.erase(std::unique(devs.begin(), devs.end()), devs.end());
     if (!cands) {
@@ -627,6 +641,30 @@ std::optional<std::vector<std::string>> Reasoner::latent_devices(uint32_t n, con
                             std::back_inserter(both));
       cands = std::move(both);
     }
+  }
+  size_t first_filter = 0;
+  if (!cands && wide.size() >= 2) {
+    // Only wide constraints: their intersection may still be small.
+    auto devs = topo_.related_devices(wide[0].rel, *wide[0].other, wide[0].cause_is_lhs, lat.kind);
+    std::sort(devs.begin(), devs.end());
+    devs.erase(std::unique(devs.begin(), devs.end()), devs.end());
+    cands = std::move(devs);
+    first_filter = 1;
+  }
+  if (cands) {
+    for (size_t i = first_filter; i < wide.size(); ++i) {
+      const Wide& w = wide[i];
+      std::erase_if(*cands, [&](const std::string& d) {
+        return !(w.cause_is_lhs ? topo_.related(w.rel, d, *w.other)
+                                : topo_.related(w.rel, *w.other, d));
+      });
+    }
+  }
+  if (!cands && !wide.empty()) {
+    note("latent '" + lat.name + "' was not hypothesised for " + e.device + ": rule " +
+         r.loc.str() + " places it on more than " + std::to_string(kMaxLatentDevices) +
+         " devices, too many to tell apart");
+    return std::nullopt;
   }
   if (!cands || cands->empty()) return std::nullopt;
   if (cands->size() > kMaxLatentDevices) {
@@ -1130,6 +1168,16 @@ std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
     std::vector<uint32_t> sorted = symptoms;
     std::sort(sorted.begin(), sorted.end(),
               [&](uint32_t a, uint32_t b) { return ix_.before(a, b); });
+    // Symptoms must not fill the whole node budget (300,000 rank lines at
+    // 100k GPUs against max_nodes 50,000 left no room for a single cause).
+    // The earliest are traced: the cause precedes its effects, and the local
+    // crash of the failed rank comes before every peer's timeout.
+    const size_t max_syms = std::max<size_t>(1, o_.max_nodes / 4);
+    if (sorted.size() > max_syms) {
+      note(std::to_string(sorted.size()) + " symptom events: the earliest " +
+           std::to_string(max_syms) + " were traced back (EngineOptions::max_nodes / 4)");
+      sorted.resize(max_syms);
+    }
     for (uint32_t e : sorted) {
       uint32_t n = add_node_for(e);
       if (n != kNone) starts.push_back(n);

@@ -527,7 +527,10 @@ struct TopoData {
     else
       out->insert(out->end(), domains[size_t(d)].begin(), domains[size_t(d)].end());
   }
-  void job_devices(int32_t job, DeviceKind kind, std::vector<int32_t>* out) const {
+  // `cap`: stop once `out` holds more than cap entries (the caller then knows
+  // the set is large without enumerating a whole job); sets *capped.
+  void job_devices(int32_t job, DeviceKind kind, std::vector<int32_t>* out,
+                   size_t cap = static_cast<size_t>(-1), bool* capped = nullptr) const {
     const Job& J = jobs[size_t(job)];
     if (kind == DeviceKind::rank) {
       out->insert(out->end(), J.ranks.begin(), J.ranks.end());
@@ -538,13 +541,16 @@ struct TopoData {
       return;
     }
     // Hosts of the job, in order of first rank.
-    std::vector<int32_t> hs;
     std::unordered_set<int32_t> seen;
     for (int32_t r : J.ranks) {
       int32_t h = devs[size_t(r)].host;
-      if (seen.insert(h).second) hs.push_back(h);
+      if (!seen.insert(h).second) continue;
+      host_devices(h, kind, out);
+      if (out->size() > cap) {
+        if (capped) *capped = true;
+        return;
+      }
     }
-    for (int32_t h : hs) host_devices(h, kind, out);
   }
 };
 
@@ -1571,7 +1577,7 @@ bool Topology::related(Relation rel, std::string_view a, std::string_view b) con
 }
 
 std::vector<std::string> Topology::related_devices(Relation rel, std::string_view b, bool x_is_lhs,
-                                                   DeviceKind kind) const {
+                                                   DeviceKind kind, size_t limit) const {
   const Impl& im = *impl_;
   std::vector<std::string> out;
   int32_t ib = im.find(b);
@@ -1607,6 +1613,8 @@ std::vector<std::string> Topology::related_devices(Relation rel, std::string_vie
   if (rel == Relation::any) return devices_of_kind(kind);
   const auto& B = im.devs[size_t(ib)];
   std::vector<int32_t> cand;
+  const size_t cap = limit;  // job enumerations stop past it (see the end)
+  bool capped = false;
   auto by_host = [&](int32_t h) {
     if (h != kNone) im.host_devices(h, kind, &cand);
   };
@@ -1694,7 +1702,7 @@ std::vector<std::string> Topology::related_devices(Relation rel, std::string_vie
       break;
     case Relation::in:
       if (x_is_lhs && B.kind == DeviceKind::job)
-        im.job_devices(B.aux, kind, &cand);
+        im.job_devices(B.aux, kind, &cand, cap, &capped);
       else if (!x_is_lhs && kind == DeviceKind::job) {
         int32_t one;
         const std::vector<int32_t>* many;
@@ -1711,7 +1719,7 @@ std::vector<std::string> Topology::related_devices(Relation rel, std::string_vie
       std::vector<int32_t> js;
       if (one != kNone) js.push_back(one);
       if (many) js.insert(js.end(), many->begin(), many->end());
-      for (int32_t j : js) im.job_devices(j, kind, &cand);
+      for (int32_t j : js) im.job_devices(j, kind, &cand, cap, &capped);
       break;
     }
     case Relation::mounts:
@@ -1728,7 +1736,11 @@ std::vector<std::string> Topology::related_devices(Relation rel, std::string_vie
     if (x == kNone || im.devs[size_t(x)].kind != kind || !seen.insert(x).second) continue;
     bool ok = x_is_lhs ? im.rel_known(rel, x, ib) : im.rel_known(rel, ib, x);
     if (ok) out.push_back(im.devs[size_t(x)].id);
+    if (out.size() > limit) return out;
   }
+  // A capped enumeration that the filter thinned to `limit` or fewer is not
+  // known to be complete: enumerate again in full.
+  if (capped) return related_devices(rel, b, x_is_lhs, kind);
   return out;
 }
 
