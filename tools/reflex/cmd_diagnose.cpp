@@ -3,7 +3,11 @@
 // Batch diagnosis of an incident bundle (spec §3, §5, §7), or of the JSONL that
 // `reflex events` printed (so matching can run beside each host's log shipper
 // and only events travel). Exit 0 even with no root cause; 2 for bad input.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdint>
 
 #include <cstdio>
 #include <filesystem>
@@ -144,11 +148,43 @@ int run_diagnose(int argc, char** argv) {
     ds = diagnose_events(*kb, *topo, std::move(events), opts);
   } else {
     Engine eng(kb, topo, opts);
+    // A 12,500-host bundle takes tens of seconds: on a terminal, say what is
+    // happening (stages with sizes and times); never when stderr is a file.
+    const bool progress = isatty(STDERR_FILENO) != 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto secs = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    if (progress) {
+      uintmax_t bytes = 0, files = 0;
+      std::error_code walk_ec;
+      for (auto it = std::filesystem::recursive_directory_iterator(bundle, walk_ec);
+           !walk_ec && it != std::filesystem::recursive_directory_iterator(); it.increment(walk_ec))
+        if (it->is_regular_file(walk_ec)) {
+          ++files;
+          const uintmax_t size = it->file_size(walk_ec);
+          if (walk_ec)
+            walk_ec.clear();  // unreadable size: count the file, not its bytes
+          else
+            bytes += size;
+        }
+      std::fprintf(stderr, "reflex diagnose: reading %ju files, %.1f MB ...\n", files,
+                   static_cast<double>(bytes) / 1e6);
+    }
     if (!eng.read_bundle(bundle, &err)) {
       say(bundle + ": " + err);
       return 2;
     }
+    if (progress) {
+      EngineStats st = eng.stats();
+      std::fprintf(stderr,
+                   "reflex diagnose: %ju lines read, %ju events in %.1f s; diagnosing ...\n",
+                   static_cast<uintmax_t>(st.ingest.lines),
+                   static_cast<uintmax_t>(st.ingest.events), secs());
+    }
     ds = eng.diagnose_all();
+    if (progress)
+      std::fprintf(stderr, "reflex diagnose: %zu incident(s) in %.1f s\n", ds.size(), secs());
     for (const std::string& n : eng.stats().ingest.notes) extra_notes.push_back(n);
   }
   for (auto& d : ds)
