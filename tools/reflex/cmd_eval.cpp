@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
 #include "commands.h"
 #include "reflex/compiler.h"
 #include "reflex/diagnosis.h"
@@ -257,15 +258,7 @@ int run_eval(int argc, char** argv) {
   app.add_flag("--topology-from-bundle", from_bundle, "each bundle's own topology.json (the default)");
   app.add_flag("--details", details, "text: list every bundle that missed");
   app.add_option("DIR", dirs, "directories holding bundles (any depth)")->required();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::fputs(app.help().c_str(), stdout);
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "reflex eval: %s\n", e.what());
-    return 2;
-  }
+  if (auto rc = parse_or_exit(app, argc, argv, "reflex eval")) return *rc;
   if (from_bundle && !topo_override.empty()) {
     std::fputs("reflex eval: --topology and --topology-from-bundle exclude each other\n", stderr);
     return 2;
