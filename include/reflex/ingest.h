@@ -45,8 +45,11 @@ struct IngestStats {
   uint64_t prefilter_rejects = 0, rejected_by_when = 0;
   uint64_t transport_mismatch = 0;  // pattern matched, but not through the signature's `from`
   uint64_t skipped_files = 0;       // unreadable/binary files under hosts/ (formats)
+  // The pattern database came precompiled with the artifact (no compile at start).
+  bool precompiled_patterns = false;
   std::map<std::string, uint64_t> per_signature_hits;
-  std::vector<std::string> notes;  // said once each ("raw dmesg on node-3 without boot_time: ordered within host only")
+  std::vector<std::string>
+      notes;  // said once each ("raw dmesg on node-3 without boot_time: ordered within host only")
 };
 
 using EventSink = std::function<void(Event&&)>;
@@ -122,5 +125,11 @@ class Ingestor {
 // \d becomes [0-9], lazy quantifiers greedy, inline flags dropped).
 enum class PatternDialect { re2, unnamed, posix_ere };
 std::vector<std::string> export_patterns(const KnowledgeBase& kb, PatternDialect dialect);
+
+// Compiles kb's patterns into the matcher's database and stores it in
+// kb->matcher_cache, for `reflexc build` to write into the artifact. False and
+// *error when there is nothing to store (no patterns, or a pattern Hyperscan
+// cannot take, which makes the matcher build its databases at every start).
+bool precompile_patterns(KnowledgeBase* kb, std::string* error);
 
 }  // namespace reflex

@@ -68,9 +68,9 @@ const char* to_string(Relation r);
 std::optional<Relation> relation_from_string(const std::string& s);
 
 struct SourceLoc {
-  std::string file;  // path as given to the compiler, e.g. "kb/pcie.rfx"
-  int line = 0;      // 1-based
-  int col = 0;       // 1-based
+  std::string file;         // path as given to the compiler, e.g. "kb/pcie.rfx"
+  int line = 0;             // 1-based
+  int col = 0;              // 1-based
   std::string str() const;  // "kb/pcie.rfx:41"
 };
 
@@ -83,9 +83,9 @@ struct FieldDecl {
 struct Condition {
   enum class Op : uint8_t { eq, ne, lt, le, gt, ge, in, not_in, matches, and_, or_, not_ };
   Op op = Op::eq;
-  std::string field;                 // leaf ops
-  std::vector<std::string> values;   // leaf ops: literal values as text (numbers normalised)
-  std::vector<Condition> children;   // and_/or_/not_
+  std::string field;                // leaf ops
+  std::vector<std::string> values;  // leaf ops: literal values as text (numbers normalised)
+  std::vector<Condition> children;  // and_/or_/not_
 };
 
 struct Locator {
@@ -107,8 +107,8 @@ struct Dedup {
 struct Baseline {
   std::string field;  // "" = none
   double factor = 0;
-  int window = 0;     // last N values
-  bool below = false; // fire when the value drops below factor x median (throughput)
+  int window = 0;      // last N values
+  bool below = false;  // fire when the value drops below factor x median (throughput)
 };
 
 struct Example {
@@ -176,8 +176,8 @@ struct RelationConstraint {
 struct Rule {
   std::string name;
   SourceLoc loc;
-  std::string cause;   // signature or latent name
-  std::string effect;  // signature name (a latent cannot be an effect)
+  std::string cause;                      // signature or latent name
+  std::string effect;                     // signature name (a latent cannot be an effect)
   std::vector<RelationConstraint> where;  // conjunction; empty = any
   double min_s = 0;
   double max_s = 0;
@@ -232,9 +232,21 @@ struct ArtifactInfo {
   std::string source_hash;  // sha256 of the sources, in path order
 };
 
+// The runtime matcher's compiled pattern database, precompiled by `reflexc
+// build` so a start does not pay the compile (~0.2 s CPU for the shipped KB).
+// Opaque to everything but the matcher, which uses it only when `key` equals
+// the key it computes for this KB's patterns, its Hyperscan version and this
+// CPU; otherwise (another machine, edited patterns, damage) it compiles.
+struct MatcherCache {
+  std::string key;
+  std::vector<uint8_t> data;
+  bool empty() const { return data.empty(); }
+};
+
 struct KnowledgeBase {
   KbMeta meta;
   ArtifactInfo artifact;
+  MatcherCache matcher_cache;  // empty unless loaded from an artifact that has one
   std::vector<FaultClass> classes;
   std::vector<Signature> signatures;  // abstract signatures are not included
   std::vector<Latent> latents;

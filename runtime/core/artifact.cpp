@@ -31,12 +31,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Latent, name, loc, kind, fault_c
                                                 nature, description, action, remediation, silent)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceRef, side, binding)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RelationConstraint, lhs, rel, rhs)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Rule, name, loc, cause, effect, where, min_s,
-                                                max_s, skew_s, strength)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Rule, name, loc, cause, effect, where, min_s, max_s,
+                                                skew_s, strength)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FaultClass, name, parent, description, loc)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TestLog, host, source, line)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TestExpect, kind, device, fault_class, event,
-                                                rank, loc)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TestExpect, kind, device, fault_class, event, rank,
+                                                loc)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KbTest, name, loc, topology_path, topology_json,
                                                 bundle_dir, logs, expects)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KbMeta, language_version, name, version,
@@ -98,21 +98,36 @@ void from_json(const json& j, Signature& s) {
   if (j.contains("when")) s.when = j.at("when").get<Condition>();
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KnowledgeBase, meta, artifact, classes, signatures,
-                                                latents, rules, tests)
+// A CBOR byte string, not an array of numbers: the database is ~0.5 MB.
+void to_json(json& j, const MatcherCache& c) {
+  j = json{{"key", c.key}, {"data", json::binary(c.data)}};
+}
+void from_json(const json& j, MatcherCache& c) {
+  c.key = j.value("key", std::string());
+  c.data.clear();
+  if (auto it = j.find("data"); it != j.end() && it->is_binary()) c.data = it->get_binary();
+}
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KnowledgeBase, meta, artifact, matcher_cache,
+                                                classes, signatures, latents, rules, tests)
 
 namespace {
 constexpr char kMagic[8] = {'R', 'F', 'X', 'K', 'B', '\0', '\0', '\1'};
 }
 
-const char* engine_version() { return REFLEX_VERSION; }
+const char* engine_version() {
+  return REFLEX_VERSION;
+}
 
-std::vector<uint8_t> kb_to_cbor(const KnowledgeBase& kb) { return json::to_cbor(json(kb)); }
+std::vector<uint8_t> kb_to_cbor(const KnowledgeBase& kb) {
+  return json::to_cbor(json(kb));
+}
 
 std::optional<KnowledgeBase> kb_from_cbor(const std::vector<uint8_t>& bytes, std::string* error) {
   json j = json::from_cbor(bytes, /*strict=*/true, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
-    if (error) *error = "the artifact's contents are not a valid knowledge base (truncated or corrupt)";
+    if (error)
+      *error = "the artifact's contents are not a valid knowledge base (truncated or corrupt)";
     return std::nullopt;
   }
   try {
@@ -134,7 +149,8 @@ bool save_artifact(const KnowledgeBase& kb, const std::string& path, std::string
       return false;
     }
     out.write(kMagic, sizeof kMagic);
-    out.write(reinterpret_cast<const char*>(body.data()), static_cast<std::streamsize>(body.size()));
+    out.write(reinterpret_cast<const char*>(body.data()),
+              static_cast<std::streamsize>(body.size()));
     if (!out) {
       if (error) *error = "cannot write '" + tmp + "': " + std::strerror(errno);
       return false;
@@ -161,7 +177,8 @@ std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string*
     if (error) *error = "cannot open '" + path + "': " + std::strerror(errno);
     return std::nullopt;
   }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
   if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, 6) != 0) {
     if (error) *error = "'" + path + "' is not a Reflex knowledge-base artifact";
     return std::nullopt;
@@ -203,7 +220,8 @@ bool parse_semver(const std::string& s, int v[3]) {
 }
 }  // namespace
 
-bool engine_version_satisfies(const std::string& engine, const std::string& req, std::string* error) {
+bool engine_version_satisfies(const std::string& engine, const std::string& req,
+                              std::string* error) {
   std::string r = req;
   while (!r.empty() && r.front() == ' ') r.erase(r.begin());
   if (r.empty()) return true;
@@ -221,12 +239,12 @@ bool engine_version_satisfies(const std::string& engine, const std::string& req,
   }
   int cmp = 0;
   for (int i = 0; i < 3 && cmp == 0; ++i) cmp = (have[i] > want[i]) - (have[i] < want[i]);
-  bool ok = op == ">=" ? cmp >= 0
-            : op == ">" ? cmp > 0
+  bool ok = op == ">="                  ? cmp >= 0
+            : op == ">"                 ? cmp > 0
             : (op == "=" || op == "==") ? cmp == 0
-            : op == "<" ? cmp < 0
-            : op == "<=" ? cmp <= 0
-                         : false;
+            : op == "<"                 ? cmp < 0
+            : op == "<="                ? cmp <= 0
+                                        : false;
   if (!ok && error)
     *error = "the knowledge base requires engine " + req + ", this is engine " + engine;
   return ok;

@@ -237,6 +237,7 @@ struct Ingestor::Impl {
       ok = false;
       notes.push_back("knowledge base not usable for matching: " + err);
     }
+    stats.precompiled_patterns = matcher.from_cache();
     matcher.reserve_hits(&hits);
     matcher.reserve_hits(&exact_hits);
     sig_hits.assign(matcher.signatures().size(), 0);

@@ -1,10 +1,12 @@
 #include "matcher.h"
 
+#include "reflex/artifact.h"
 #include "reflex/ingest.h"
 
 #include <hs.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <unordered_map>
 
@@ -61,7 +63,7 @@ bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std
     sigs_.push_back(std::move(info));
   }
   if (patterns_.empty()) return true;  // an empty KB matches nothing; fine
-  if (build_shared(notes)) return true;
+  if (build_shared(kb.matcher_cache, notes)) return true;
 
   // Compile all patterns at once; when Hyperscan names a pattern it refuses,
   // retry that one as a prefilter, then leave it to RE2 alone.
@@ -80,9 +82,9 @@ bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std
     if (exprs.empty()) break;
     hs_compile_error_t* cerr = nullptr;
     hs_database_t* db = nullptr;
-    hs_error_t rc = hs_compile_multi(exprs.data(), fl.data(), ids.data(),
-                                     static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK, nullptr,
-                                     &db, &cerr);
+    hs_error_t rc =
+        hs_compile_multi(exprs.data(), fl.data(), ids.data(), static_cast<unsigned>(exprs.size()),
+                         HS_MODE_BLOCK, nullptr, &db, &cerr);
     if (rc == HS_SUCCESS) {
       db_ = db;
       break;
@@ -147,12 +149,68 @@ bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std
   return true;
 }
 
+namespace {
+// Cache data layout: u32 pattern count, that many u32 Hyperscan flags (the
+// prefilter retries are in them), then hs_serialize_database's bytes.
+void put_u32(std::vector<uint8_t>* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+uint32_t get_u32(const uint8_t* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+}  // namespace
+
+std::string Matcher::shared_cache_key(const std::vector<std::string>& texts) {
+  hs_platform_info_t plat{};
+  std::string material = std::string("reflex-matcher-1\n") + hs_version() + "\n";
+  if (hs_populate_platform(&plat) == HS_SUCCESS)
+    material += std::to_string(plat.tune) + " " + std::to_string(plat.cpu_features) + "\n";
+  for (const std::string& t : texts) {
+    material += t;
+    material.push_back('\0');
+  }
+  return sha256_hex(material);
+}
+
+hs_database* Matcher::load_cached(const std::vector<uint8_t>& data, std::vector<unsigned>* flags,
+                                  std::string* why) const {
+  const size_t n = patterns_.size();
+  if (data.size() < 4 || get_u32(data.data()) != n || data.size() < 4 + 4 * n) {
+    *why = "its header does not fit this knowledge base";
+    return nullptr;
+  }
+  for (size_t i = 0; i < n; ++i) (*flags)[i] = get_u32(data.data() + 4 + 4 * i);
+  const char* bytes = reinterpret_cast<const char*>(data.data() + 4 + 4 * n);
+  size_t len = data.size() - 4 - 4 * n;
+  hs_database_t* db = nullptr;
+  // Hyperscan checks the magic, version, platform and a CRC of the bytes.
+  if (hs_deserialize_database(bytes, len, &db) != HS_SUCCESS) {
+    *why = "Hyperscan rejected it as damaged or foreign";
+    std::fill(flags->begin(), flags->end(), HS_FLAG_MULTILINE);
+    return nullptr;
+  }
+  return db;
+}
+
+bool Matcher::export_cache(MatcherCache* out) const {
+  if (!shared_ || !chunk_db_) return false;
+  char* bytes = nullptr;
+  size_t len = 0;
+  if (hs_serialize_database(chunk_db_, &bytes, &len) != HS_SUCCESS) return false;
+  out->key = cache_key_;
+  out->data.clear();
+  put_u32(&out->data, static_cast<uint32_t>(shared_flags_.size()));
+  for (unsigned f : shared_flags_) put_u32(&out->data, f);
+  out->data.insert(out->data.end(), bytes, bytes + len);
+  std::free(bytes);  // hs_serialize_database allocates with the misc allocator (malloc)
+  return true;
+}
+
 // The chunk database (leading '^' dropped, multi-line anchors, no
 // SINGLEMATCH) also serves per-line scans: on one line it reports a superset
 // of the exact database's hits, and RE2 confirms every hit anyway. Only when
 // some pattern cannot go in (even as a prefilter) are two databases built.
-bool Matcher::build_shared(std::vector<std::string>* notes) {
-  (void)notes;
+bool Matcher::build_shared(const MatcherCache& cache, std::vector<std::string>* notes) {
   const size_t n = patterns_.size();
   std::vector<std::string> texts(n);
   std::vector<bool> stripped(n, false);
@@ -163,9 +221,27 @@ bool Matcher::build_shared(std::vector<std::string>* notes) {
       stripped[i] = true;
     }
   }
+  cache_key_ = shared_cache_key(texts);
   std::vector<unsigned> flags(n, HS_FLAG_MULTILINE);
   hs_database_t* db = nullptr;
-  for (size_t attempt = 0; attempt <= n; ++attempt) {
+  if (!cache.empty()) {
+    std::string why;
+    if (cache.key != cache_key_)
+      why = "it was built for other patterns, another Hyperscan version or another CPU";
+    else
+      db = load_cached(cache.data, &flags, &why);
+    if (db && hs_alloc_scratch(db, &chunk_scratch_) != HS_SUCCESS) {
+      hs_free_database(db);
+      db = nullptr;
+      std::fill(flags.begin(), flags.end(), HS_FLAG_MULTILINE);
+      why = "Hyperscan cannot run it on this CPU";
+    }
+    if (db)
+      from_cache_ = true;
+    else if (notes)
+      notes->push_back("precompiled pattern database not used (" + why + "); compiled instead");
+  }
+  for (size_t attempt = 0; !db && attempt <= n; ++attempt) {
     std::vector<const char*> exprs;
     std::vector<unsigned> ids;
     for (size_t i = 0; i < n; ++i) {
@@ -189,6 +265,7 @@ bool Matcher::build_shared(std::vector<std::string>* notes) {
   }
   chunk_db_ = db;
   shared_ = true;
+  shared_flags_ = flags;
   db_ids_.clear();
   for (uint32_t i = 0; i < n; ++i) {
     patterns_[i].prefilter = (flags[i] & HS_FLAG_PREFILTER) != 0;
@@ -365,8 +442,8 @@ std::string to_ere(const std::string& re) {
         continue;
       }
     }
-    if (c == '?' && !out.empty() && (out.back() == '*' || out.back() == '+' || out.back() == '?' ||
-                                     out.back() == '}')) {
+    if (c == '?' && !out.empty() &&
+        (out.back() == '*' || out.back() == '+' || out.back() == '?' || out.back() == '}')) {
       if (!(out.size() >= 2 && out[out.size() - 2] == '\\')) continue;  // lazy -> greedy
     }
     out += c;
@@ -412,7 +489,7 @@ std::vector<std::string> export_first_line_patterns(const KnowledgeBase& kb, int
   std::unordered_map<std::string, bool> seen;
   for (const Signature& s : kb.signatures) {
     if (s.patterns.empty()) continue;
-    std::string p = mode == 2 ? to_ere(s.patterns[0])
+    std::string p = mode == 2   ? to_ere(s.patterns[0])
                     : mode == 1 ? strip_group_names(s.patterns[0])
                                 : s.patterns[0];
     if (seen.emplace(p, true).second) out.push_back(std::move(p));
@@ -424,7 +501,25 @@ std::vector<std::string> export_first_line_patterns(const KnowledgeBase& kb, int
 
 namespace reflex {
 std::vector<std::string> export_patterns(const KnowledgeBase& kb, PatternDialect dialect) {
-  return ingest::export_first_line_patterns(
-      kb, dialect == PatternDialect::posix_ere ? 2 : dialect == PatternDialect::unnamed ? 1 : 0);
+  return ingest::export_first_line_patterns(kb, dialect == PatternDialect::posix_ere ? 2
+                                                : dialect == PatternDialect::unnamed ? 1
+                                                                                     : 0);
 }
+
+bool precompile_patterns(KnowledgeBase* kb, std::string* error) {
+  kb->matcher_cache = {};  // never build from a stale cache
+  ingest::Matcher m;
+  std::vector<std::string> notes;
+  if (!m.build(*kb, error, &notes)) return false;
+  if (m.patterns().empty()) {
+    if (error) *error = "the knowledge base has no patterns";
+    return false;
+  }
+  if (!m.export_cache(&kb->matcher_cache)) {
+    if (error) *error = "some pattern needs a second database; it is compiled at every start";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace reflex

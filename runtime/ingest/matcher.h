@@ -24,7 +24,7 @@ namespace reflex::ingest {
 
 struct PatternInfo {
   std::string text;
-  bool prefilter = false;  // compiled with HS_FLAG_PREFILTER (hits are only candidates)
+  bool prefilter = false;   // compiled with HS_FLAG_PREFILTER (hits are only candidates)
   bool in_database = true;  // false: Hyperscan refused it even as prefilter; RE2 checks every line
   // Signatures whose part 0 is this pattern, and the union of their transports
   // (a line through another transport skips RE2 entirely).
@@ -94,23 +94,35 @@ class Matcher {
   void scan_block(std::string_view buf, std::vector<BlockLine>* lines,
                   std::vector<uint32_t>* hits) const;
 
+  // The compiled shared database as a MatcherCache for `reflexc build` to
+  // store in the artifact; false when there is none (two-database mode).
+  bool export_cache(MatcherCache* out) const;
+  // The database came from kb.matcher_cache instead of a compile.
+  bool from_cache() const { return from_cache_; }
+
   // RE2 confirmation of pattern `p` (through its representative signature).
   bool confirm(uint32_t p, std::string_view text, FieldValues* caps) const;
 
  private:
   std::vector<PatternInfo> patterns_;
   std::vector<SigInfo> sigs_;
-  std::vector<uint32_t> db_ids_;     // Hyperscan id -> pattern index
-  std::vector<uint32_t> fallback_;   // patterns not in the database
+  std::vector<uint32_t> db_ids_;    // Hyperscan id -> pattern index
+  std::vector<uint32_t> fallback_;  // patterns not in the database
   hs_database* db_ = nullptr;
   hs_database* chunk_db_ = nullptr;
   mutable hs_scratch* chunk_scratch_ = nullptr;
   mutable hs_scratch* scratch_ = nullptr;
   bool has_multiline_ = false;
   bool shared_ = false;
-  mutable std::vector<uint8_t> seen_;  // per-scan dedup of pattern ids (shared database)
+  mutable std::vector<uint8_t> seen_;        // per-scan dedup of pattern ids (shared database)
   mutable std::vector<uint8_t> block_seen_;  // per-line dedup of pattern ids in scan_block
-  bool build_shared(std::vector<std::string>* notes);
+  std::string cache_key_;
+  std::vector<unsigned> shared_flags_;
+  bool from_cache_ = false;
+  bool build_shared(const MatcherCache& cache, std::vector<std::string>* notes);
+  static std::string shared_cache_key(const std::vector<std::string>& texts);
+  hs_database* load_cached(const std::vector<uint8_t>& data, std::vector<unsigned>* flags,
+                           std::string* why) const;
 };
 
 // Every signature's first-line pattern, one per line, for grep -E / rg -f

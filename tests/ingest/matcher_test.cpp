@@ -10,6 +10,7 @@
 #include "fixture.h"
 #include "locate.h"
 #include "matcher.h"
+#include "reflex/artifact.h"
 #include "reflex/ingest.h"
 #include "storms.h"
 
@@ -22,7 +23,7 @@ namespace {
 using ingest::Matcher;
 
 struct MatchCase {
-  const char* line;    // a real line (source cited)
+  const char* line;        // a real line (source cited)
   const char* pattern_of;  // signature whose first pattern must hit, or nullptr for none
 };
 
@@ -153,6 +154,106 @@ TEST(MatcherBuild, PrefilterAndFallbackForHyperscanRefusals) {
   EXPECT_NE(notes[0].find("lookahead"), std::string::npos);
 }
 
+// The precompiled database (reflexc build) must behave exactly like a fresh
+// compile, and anything wrong with it must fall back to compiling.
+std::vector<std::vector<uint32_t>> scan_all(const Matcher& m,
+                                            const std::vector<std::string>& lines) {
+  std::vector<std::vector<uint32_t>> out;
+  std::vector<uint32_t> hits;
+  m.reserve_hits(&hits);
+  for (const std::string& l : lines) {
+    m.scan(l, &hits);
+    out.push_back(hits);
+  }
+  std::string block;
+  for (const std::string& l : lines) block += l + "\n";
+  std::vector<Matcher::BlockLine> bl;
+  m.scan_block(block, &bl, &hits);
+  for (const auto& b : bl) {
+    std::vector<uint32_t> ids(hits.begin() + b.hit_begin, hits.begin() + b.hit_begin + b.hit_count);
+    ids.insert(ids.begin(), b.begin);  // which line, then its pattern ids
+    out.push_back(ids);
+  }
+  return out;
+}
+
+const std::vector<std::string> kCacheLines = {
+    // peers.md: gpud xid testdata, NVSentinel mlx5 command timeout, nccl#1730 watchdog
+    "NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of "
+    "waiting for RPC response from GPU4 GSP! Expected function 103 (GSP_RM_ALLOC) (0x2081 0x4).",
+    "mlx5_core 0000:03:00.0: wait_func:1195:(pid 1967079): ENABLE_HCA(0x104) timeout. Will "
+    "cause a leak of a command resource",
+    "systemd[1]: Started Session 42 of user root.",
+    "[rank118]:[E603 17:48:01.005271823 ProcessGroupNCCL.cpp:632] [Rank 118] Watchdog caught "
+    "collective operation timeout: WorkNCCL(SeqNum=2398459, OpType=ALLREDUCE, "
+    "NumelIn=8652160, NumelOut=8652160, Timeout(ms)=1800000) ran for 1800068 milliseconds "
+    "before timing out.",
+    "NVRM: GPU 0000:29:00.0: GPU has fallen off the bus.",
+};
+
+TEST(MatcherCache, PrecompiledDatabaseMatchesLikeAFreshCompile) {
+  KnowledgeBase kb = test::test_kb();
+  std::string err;
+  ASSERT_TRUE(precompile_patterns(&kb, &err)) << err;
+  ASSERT_FALSE(kb.matcher_cache.empty());
+  // It survives the artifact's serialisation byte for byte.
+  auto back = kb_from_cbor(kb_to_cbor(kb), &err);
+  ASSERT_TRUE(back) << err;
+  EXPECT_EQ(back->matcher_cache.key, kb.matcher_cache.key);
+  EXPECT_EQ(back->matcher_cache.data, kb.matcher_cache.data);
+
+  KnowledgeBase plain = test::test_kb();
+  Matcher fresh, cached;
+  std::vector<std::string> notes;
+  ASSERT_TRUE(fresh.build(plain, &err, &notes));
+  ASSERT_TRUE(cached.build(*back, &err, &notes));
+  EXPECT_FALSE(fresh.from_cache());
+  EXPECT_TRUE(cached.from_cache());
+  EXPECT_TRUE(notes.empty());
+  auto a = scan_all(fresh, kCacheLines), b = scan_all(cached, kCacheLines);
+  EXPECT_EQ(a, b);
+  size_t with_hits = 0;
+  for (size_t i = 0; i < kCacheLines.size(); ++i) with_hits += !a[i].empty();
+  EXPECT_EQ(with_hits, 3u);  // the test can fail: the three fault lines hit, the others not
+}
+
+TEST(MatcherCache, DamagedStaleOrForeignCacheIsCompiledWithANote) {
+  KnowledgeBase good = test::test_kb();
+  std::string err;
+  ASSERT_TRUE(precompile_patterns(&good, &err)) << err;
+  auto damaged = [&](auto mutate, const char* why) {
+    KnowledgeBase kb = good;
+    mutate(kb);
+    KnowledgeBase uncached = kb;  // the same KB compiled from scratch
+    uncached.matcher_cache = {};
+    Matcher reference;
+    std::vector<std::string> ignore;
+    ASSERT_TRUE(reference.build(uncached, &err, &ignore));
+    auto expected = scan_all(reference, kCacheLines);
+    Matcher m;
+    std::vector<std::string> notes;
+    ASSERT_TRUE(m.build(kb, &err, &notes)) << why;
+    EXPECT_FALSE(m.from_cache()) << why;
+    bool noted = false;
+    for (const auto& n : notes) noted |= n.find("precompiled pattern database not used") == 0;
+    EXPECT_TRUE(noted) << why;
+    EXPECT_EQ(scan_all(m, kCacheLines), expected) << why;
+  };
+  damaged(
+      [](KnowledgeBase& kb) { kb.matcher_cache.data[kb.matcher_cache.data.size() / 2] ^= 0x40; },
+      "a flipped byte in the database");
+  damaged([](KnowledgeBase& kb) { kb.matcher_cache.data.resize(3); }, "truncated header");
+  damaged(
+      [](KnowledgeBase& kb) { kb.matcher_cache.data.resize(kb.matcher_cache.data.size() - 100); },
+      "truncated database");
+  damaged([](KnowledgeBase& kb) { kb.matcher_cache.key[0] ^= 1; }, "another machine's key");
+  damaged(
+      [](KnowledgeBase& kb) {
+        kb.signatures.back().patterns[0] += "x";  // edited after the artifact was built
+      },
+      "stale patterns");
+}
+
 TEST(MatcherBuild, ExportPatternsForGrep) {
   KnowledgeBase kb = test::test_kb();
   auto re2 = export_patterns(kb, PatternDialect::re2);
@@ -160,8 +261,9 @@ TEST(MatcherBuild, ExportPatternsForGrep) {
   auto unnamed = export_patterns(kb, PatternDialect::unnamed);
   ASSERT_EQ(unnamed.size(), re2.size());
   EXPECT_EQ(re2[0], test::kXidPattern);
-  EXPECT_EQ(unnamed[0],
-            R"(NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\): (\d+),)");
+  EXPECT_EQ(
+      unnamed[0],
+      R"(NVRM: Xid \((?:PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\): (\d+),)");
   ASSERT_EQ(re2.size(), ere.size());
   EXPECT_EQ(re2.size(), 6u);  // distinct first-line patterns (4 Xid sigs share one)
   for (auto& p : ere) {
@@ -216,8 +318,7 @@ TEST_F(LocateTest, UnknownHostKeepsItsName) {
 }
 
 TEST_F(LocateTest, NicAndPciePort) {
-  EXPECT_EQ(loc("mlx5_cmd_timeout", {{"bdf", "0000:19:00.0"}}, "node-0017").id,
-            "node-0017/mlx5_0");
+  EXPECT_EQ(loc("mlx5_cmd_timeout", {{"bdf", "0000:19:00.0"}}, "node-0017").id, "node-0017/mlx5_0");
   auto p = loc("pcie_aer_corrected_storm", {{"port", "0000:17:00.0"}}, "node-0017");
   EXPECT_EQ(p.id, "node-0017/pcie/0000:17:00.0");
   EXPECT_FALSE(p.placeholder);
@@ -270,7 +371,7 @@ TEST(Storms, DedupFoldsWithinWindowAndEmitsWhenClosed) {
   TimeUs t0 = 1700000000 * kSec;
   for (int i = 0; i < 10; ++i) f.add(0, sig, make_event("xid95", "n/gpu0", t0 + i * kSec, i), emit);
   EXPECT_TRUE(out.empty());  // the window is still open
-  f.add(0, sig, make_event("xid95", "n/gpu1", t0 + 5 * kSec, 20), emit);  // another device
+  f.add(0, sig, make_event("xid95", "n/gpu1", t0 + 5 * kSec, 20), emit);   // another device
   f.add(0, sig, make_event("xid95", "n/gpu0", t0 + 61 * kSec, 30), emit);  // outside: closes
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].count, 10u);
@@ -328,8 +429,8 @@ TEST(Storms, BaselineFiresAboveFactorTimesMedian) {
   ingest::StormFilter f(0, &c);
   std::vector<Event> out;
   auto emit = [&](Event&& e) { out.push_back(std::move(e)); };
-  double vals[] = {1000, 1010, 990, 1005, 1500,  // 1500 arrives with 4 values: judged (>=N/2)
-                   1001, 995, 1002, 1300, 1100};
+  double vals[] = {1000, 1010, 990,  1005, 1500,  // 1500 arrives with 4 values: judged (>=N/2)
+                   1001, 995,  1002, 1300, 1100};
   for (int i = 0; i < 10; ++i)
     f.add(0, sig, make_event("it", "job/j", i * kSec, i, {{"ms", std::to_string(vals[i])}}), emit);
   ASSERT_EQ(out.size(), 2u);  // 1500 and 1300 (> 1.2 x ~1003); 1100 is not
@@ -349,7 +450,7 @@ TEST(Storms, BaselineBelowFiresUnderFactorTimesMedian) {
   ingest::StormFilter f(0, &c);
   std::vector<Event> out;
   auto emit = [&](Event&& e) { out.push_back(std::move(e)); };
-  double vals[] = {38.3, 38.9, 39.2, 37.2, 31.0,  // 31.0 < 0.93 x ~38.6: fires
+  double vals[] = {38.3, 38.9, 39.2, 37.2, 31.0,   // 31.0 < 0.93 x ~38.6: fires
                    38.0, 38.4, 45.0, 35.1, 36.5};  // a rise never fires; 35.1 < 35.8 fires
   for (int i = 0; i < 10; ++i)
     f.add(0, sig, make_event("it", "job/j", i * kSec, i, {{"mfu", std::to_string(vals[i])}}), emit);
@@ -390,8 +491,7 @@ TEST(Storms, BaselineMatchesAReferenceMedianOnRandomSeries) {
                             hist.end());
       if (w.size() >= (n + 1) / 2 && !w.empty()) {
         std::sort(w.begin(), w.end());
-        double med = w.size() % 2 ? w[w.size() / 2]
-                                  : (w[w.size() / 2] + w[w.size() / 2 - 1]) / 2;
+        double med = w.size() % 2 ? w[w.size() / 2] : (w[w.size() / 2] + w[w.size() / 2 - 1]) / 2;
         expect = v > 1.08 * med;
       }
       FieldValues fv{{"ms", std::to_string(v)}};

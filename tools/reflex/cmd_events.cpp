@@ -69,6 +69,7 @@ ojson stats_json(const IngestStats& s) {
   j["rejected_by_when"] = s.rejected_by_when;
   j["transport_mismatch"] = s.transport_mismatch;
   j["skipped_files"] = s.skipped_files;
+  j["precompiled_patterns"] = s.precompiled_patterns;
   j["per_signature_hits"] = s.per_signature_hits;
   return j;
 }

@@ -11,6 +11,7 @@
 #include "kb_test_runner.h"
 #include "reflex/artifact.h"
 #include "reflex/compiler.h"
+#include "reflex/ingest.h"
 
 namespace {
 
@@ -127,13 +128,20 @@ int run_build(int argc, char** argv) {
                                             w.color && isatty(STDERR_FILENO));
   if (!r.kb) return exit_code(r);
   std::string err;
+  // The runtime's pattern database rides along (for this CPU and Hyperscan
+  // version; elsewhere the runtime compiles it at start, as from sources).
+  bool precompiled = reflex::precompile_patterns(&*r.kb, &err);
+  if (!precompiled) {
+    std::fprintf(stderr, "reflexc: note: no precompiled pattern database: %s\n", err.c_str());
+    err.clear();
+  }
   if (!reflex::save_artifact(*r.kb, out, &err)) {
     std::fprintf(stderr, "reflexc: error: cannot write '%s': %s\n", out.c_str(), err.c_str());
     return 2;
   }
-  std::fprintf(stderr, "reflexc: wrote %s (%zu signatures, %zu latents, %zu rules, %zu tests)\n",
+  std::fprintf(stderr, "reflexc: wrote %s (%zu signatures, %zu latents, %zu rules, %zu tests%s)\n",
                out.c_str(), r.kb->signatures.size(), r.kb->latents.size(), r.kb->rules.size(),
-               r.kb->tests.size());
+               r.kb->tests.size(), precompiled ? ", precompiled pattern database" : "");
   return 0;
 }
 
