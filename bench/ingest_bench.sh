@@ -3,7 +3,8 @@
 # user runs it). Generates a realistic multi-host bundle (default 1 GB) under
 # /tmp, then times, in one run and pinned to one core:
 #   wc -l | LC_ALL=C grep -E -c -f PATTERNS | rg -c -j1 -f PATTERNS |
-#   a naive std::regex loop (sampled, extrapolated) | reflex events --kb KB BUNDLE
+#   a naive std::regex loop (sampled, extrapolated) | Hyperscan alone (the floor) |
+#   reflex events --kb KB BUNDLE | reflex events --kb KB.art BUNDLE (artifact)
 # PATTERNS are the KB's first-line patterns (`reflex events --export-patterns`).
 #
 # The mix (bench/gen_logs.py, see its header): 16 hosts, kern.log (RFC 3164
@@ -34,8 +35,10 @@ DIR=${REFLEX_BENCH_DIR:-/tmp/reflex-bench}
 SAMPLE_MB=${REFLEX_BENCH_SAMPLE_MB:-16}
 CORE=${REFLEX_BENCH_CORE-0}
 REFLEX=$BUILD/tools/reflex/reflex
+REFLEXC=$BUILD/tools/reflexc/reflexc
 NAIVE=$BUILD/bench/reflex-naive-regex
-for b in "$REFLEX" "$NAIVE"; do
+FLOOR=$BUILD/bench/reflex-hs-scan-floor
+for b in "$REFLEX" "$REFLEXC" "$NAIVE" "$FLOOR"; do
   [[ -x $b ]] || { echo "ingest_bench: $b not built (BUILD=$BUILD)" >&2; exit 2; }
 done
 PIN=()
@@ -80,7 +83,15 @@ timeit "rg -c -j1 -f" "${PIN[@]}" rg -c -j1 --no-ignore -f "$DIR/patterns.re2" "
 read -r n_lines n_bytes _ n_secs < <("${PIN[@]}" "$NAIVE" "$DIR/patterns.ere" "${FILES[@]}" --sample-mb "$SAMPLE_MB")
 SECS["naive std::regex (extrapolated)"]=$(echo "$n_secs * $BYTES / $n_bytes" | bc -l)
 WALL["naive std::regex (extrapolated)"]=${SECS["naive std::regex (extrapolated)"]}
+# The floor: Hyperscan alone over the same bytes (its own CPU timer, compile excluded).
+read -r _ _ f_secs < <("${PIN[@]}" "$FLOOR" "$DIR/patterns.re2" "${FILES[@]}")
+SECS["Hyperscan scan alone (floor)"]=$f_secs
+WALL["Hyperscan scan alone (floor)"]=$f_secs
 timeit "reflex events" "${PIN[@]}" "$REFLEX" events --kb "$KB" "$BUNDLE"
+# The same from the compiled artifact (reflexc build): no .rfx parse, and the
+# pattern database is precompiled in it.
+"$REFLEXC" build "$KB" -o "$DIR/kb.art" 2>/dev/null
+timeit "reflex events (artifact)" "${PIN[@]}" "$REFLEX" events --kb "$DIR/kb.art" "$BUNDLE"
 "$REFLEX" events --kb "$KB" --stats "$BUNDLE" 2>"$DIR/stats.json" >"$DIR/events.jsonl" || true
 EVENTS=$(wc -l <"$DIR/events.jsonl")
 RG_MATCHED=$(rg -c -j1 --no-ignore -f "$DIR/patterns.re2" "${FILES[@]}" | awk -F: '{s += $NF} END {print s + 0}')
@@ -92,11 +103,13 @@ echo "reflex events found $EVENTS events (stats in $DIR/stats.json)"
 echo "lines matching a first-line pattern (rg -c): $RG_MATCHED ($(echo "scale=2; 100 * $RG_MATCHED / $LINES" | bc -l)%); reflex matched lines: ${REFLEX_MATCHED:-?}"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 printf '%-34s %9s %9s %14s %10s %9s %9s\n' command "cpu s" "wall s" lines/s MB/s "vs wc -l" "vs rg"
-for name in "wc -l" "grep -E -c -f" "rg -c -j1 -f" "naive std::regex (extrapolated)" "reflex events"; do
+for name in "wc -l" "grep -E -c -f" "rg -c -j1 -f" "naive std::regex (extrapolated)" \
+  "Hyperscan scan alone (floor)" "reflex events" "reflex events (artifact)"; do
   s=${SECS[$name]}
   printf '%-34s %9.3f %9.3f %14.0f %10.1f %8.2fx %8.2fx\n' "$name" "$s" "${WALL[$name]}" \
     "$(echo "$LINES / $s" | bc -l)" "$(echo "$BYTES / 1048576 / $s" | bc -l)" \
     "$(echo "${SECS["wc -l"]} / $s" | bc -l)" "$(echo "${SECS["rg -c -j1 -f"]} / $s" | bc -l)"
 done
 echo "(throughput and ratios use CPU time, user+sys; ratios are relative throughput, >1 = faster;"
-echo " naive std::regex read ${SAMPLE_MB} MB (its own timer, CPU-bound) and was extrapolated)"
+echo " naive std::regex read ${SAMPLE_MB} MB (its own timer, CPU-bound) and was extrapolated;"
+echo " the floor is read(2) + hs_scan of every byte with the same patterns, compile excluded)"
