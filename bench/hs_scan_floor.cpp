@@ -47,8 +47,9 @@ int main(int argc, char** argv) {
   hs_database_t* db = nullptr;
   for (size_t attempt = 0; attempt <= pats.size(); ++attempt) {
     hs_compile_error_t* err = nullptr;
-    if (hs_compile_multi(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(exprs.size()),
-                         HS_MODE_BLOCK, nullptr, &db, &err) == HS_SUCCESS)
+    if (hs_compile_multi(exprs.data(), flags.data(), ids.data(),
+                         static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK, nullptr, &db,
+                         &err) == HS_SUCCESS)
       break;
     int bad = err ? err->expression : -1;
     std::fprintf(stderr, "hyperscan: %s (pattern %d)\n", err ? err->message : "?", bad);
