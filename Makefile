@@ -29,13 +29,15 @@ test: build
 sanitize:
 	@$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS="-DREFLEX_SANITIZE=ON"
 
-# libFuzzer over parser+checker (clang). FUZZ_SECONDS=600 for the long run.
+# libFuzzer (clang, ASan+UBSan), FUZZ_SECONDS each: the .rfx parser+checker,
+# then the runtime's input side (topology, envelopes, raw lines, diagnosis).
 FUZZ_SECONDS ?= 600
 fuzz: setup
 	@cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREFLEX_FUZZ=ON >/dev/null
-	@cmake --build build-fuzz -j $(JOBS) --target fuzz_rfx
-	@mkdir -p tests/fuzz/corpus
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_rfx fuzz_runtime
+	@mkdir -p tests/fuzz/corpus tests/fuzz/runtime_corpus
 	@build-fuzz/tests/fuzz/fuzz_rfx -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 tests/fuzz/corpus tests/fuzz/seeds
+	@build-fuzz/tests/fuzz/fuzz_runtime -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=20 tests/fuzz/runtime_corpus tests/fuzz/runtime_seeds
 
 bench: build
 	@bash bench/ingest_bench.sh
