@@ -3,6 +3,7 @@
 // JSON path and the problem, and no Topology.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -81,6 +82,30 @@ class Topology {
                                            size_t limit = static_cast<size_t>(-1)) const;
   // All devices of a kind (hosts in file order).
   std::vector<std::string> devices_of_kind(DeviceKind kind) const;
+
+  // ---- integer device ids (engine hot paths) ----
+  // A device of this topology by index, so that a caller that resolves a name
+  // once can ask relations without hashing names again. Ids are dense
+  // (0 .. device_count() - 1) and valid only for this Topology object.
+  using DeviceId = int32_t;
+  static constexpr DeviceId kNoDevice = -1;
+  // Exact ids only: placeholders and unknown names give kNoDevice (the string
+  // overloads above handle those).
+  DeviceId id(std::string_view device) const;
+  size_t device_count() const;
+  const std::string& id_str(DeviceId d) const;  // "" for an id out of range
+  // related(rel, a, b) for two devices of this topology: the same answer as the
+  // string overload for their names. An id out of range relates to nothing
+  // (except under `any`, which holds for every pair).
+  bool related(Relation rel, DeviceId a, DeviceId b) const;
+  // related_devices() for a device of this topology, as ids, in the same
+  // order as the string overload returns their names (cleared first; empty
+  // for an id out of range).
+  void related_device_ids(Relation rel, DeviceId b, bool x_is_lhs, DeviceKind kind,
+                          std::vector<DeviceId>* out, size_t limit = static_cast<size_t>(-1)) const;
+  // Distinct for every loaded Topology of the process: caches of DeviceIds
+  // keyed by it cannot confuse a reloaded topology with the old one.
+  uint64_t uid() const;
 
  private:
   struct Impl;

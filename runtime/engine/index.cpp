@@ -49,7 +49,7 @@ uint32_t EventIndex::add(Event&& ev) {
   recs_.push_back(r);
 
   NameList& nl = names_[r.name];
-  DevList& ndl = name_dev_[key2(r.name, r.device)];
+  DevList& ndl = dev_list(key2(r.name, r.device));
   auto& nd = ndl.v;
   HostInfo& hi = hosts_[r.src_host];
   if (r.has_wall()) {
@@ -85,6 +85,50 @@ bool EventIndex::before(uint32_t a, uint32_t b) const {
   return a < b;
 }
 
+void EventIndex::sort_events(std::vector<uint32_t>& v, bool descending) const {
+  struct Key {
+    bool nowall;
+    int64_t lo;
+    double mono;
+    uint32_t ev;
+  };
+  std::vector<Key> keys;
+  keys.reserve(v.size());
+  for (uint32_t i : v) {
+    const Rec& r = recs_[i];
+    keys.push_back({!r.has_wall(), r.lo, r.mono, i});
+  }
+  // The leading comparisons of before(), then before() itself for the rest.
+  auto less = [&](const Key& a, const Key& b) {
+    if (a.nowall != b.nowall) return b.nowall;
+    if (a.lo != b.lo) return a.lo < b.lo;
+    if (a.mono != b.mono) return a.mono < b.mono;
+    return before(a.ev, b.ev);
+  };
+  if (descending)
+    std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) { return less(b, a); });
+  else
+    std::sort(keys.begin(), keys.end(), less);
+  for (size_t i = 0; i < keys.size(); ++i) v[i] = keys[i].ev;
+}
+
+void U32Map::insert(uint32_t key, uint32_t val) {
+  if ((size_ + 1) * 2 > keys_.size()) {
+    std::vector<uint32_t> k(keys_.empty() ? 64 : keys_.size() * 2), vv(k.size(), kNone);
+    std::swap(k, keys_);
+    std::swap(vv, vals_);
+    size_ = 0;
+    for (size_t i = 0; i < k.size(); ++i)
+      if (vv[i] != kNone) insert(k[i], vv[i]);
+  }
+  size_t i = slot(key);
+  for (; vals_[i] != kNone; i = (i + 1) & (keys_.size() - 1))
+    if (keys_[i] == key) return;
+  keys_[i] = key;
+  vals_[i] = val;
+  ++size_;
+}
+
 void EventIndex::sort_list(std::vector<uint32_t>& v) {
   std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) { return before(a, b); });
 }
@@ -100,14 +144,53 @@ const NameList* EventIndex::by_name(uint32_t name) {
   return &it->second;
 }
 
-const std::vector<uint32_t>* EventIndex::by_name_device(uint32_t name, uint32_t device) {
-  auto it = name_dev_.find(key2(name, device));
-  if (it == name_dev_.end()) return nullptr;
-  if (it->second.dirty) {
-    sort_list(it->second.v);
-    it->second.dirty = false;
+EventIndex::DevList* EventIndex::find_dev_list(uint64_t key) {
+  if (nd_slots_.empty()) return nullptr;
+  const size_t mask = nd_slots_.size() - 1;
+  for (size_t i = nd_slot(key); nd_slots_[i].val != kNone; i = (i + 1) & mask)
+    if (nd_slots_[i].key == key) return &dev_lists_[nd_slots_[i].val];
+  return nullptr;
+}
+
+EventIndex::DevList& EventIndex::dev_list(uint64_t key) {
+  if ((dev_lists_.size() + 1) * 2 > nd_slots_.size()) {
+    std::vector<NdSlot> old(nd_slots_.empty() ? 1024 : nd_slots_.size() * 2);
+    std::swap(old, nd_slots_);
+    for (const NdSlot& o : old) {
+      if (o.val == kNone) continue;
+      size_t i = nd_slot(o.key);
+      while (nd_slots_[i].val != kNone) i = (i + 1) & (nd_slots_.size() - 1);
+      nd_slots_[i] = o;
+    }
   }
-  return &it->second.v;
+  size_t i = nd_slot(key);
+  for (; nd_slots_[i].val != kNone; i = (i + 1) & (nd_slots_.size() - 1))
+    if (nd_slots_[i].key == key) return dev_lists_[nd_slots_[i].val];
+  nd_slots_[i] = {key, static_cast<uint32_t>(dev_lists_.size())};
+  return dev_lists_.emplace_back();
+}
+
+const std::vector<uint32_t>* EventIndex::by_name_device(uint32_t name, uint32_t device) {
+  DevList* dl = find_dev_list(key2(name, device));
+  if (!dl) return nullptr;
+  if (dl->dirty) {
+    sort_list(dl->v);
+    dl->dirty = false;
+  }
+  return &dl->v;
+}
+
+void EventIndex::bind_topology(const Topology& topo) {
+  if (bound_topo_ != topo.uid()) {
+    bound_topo_ = topo.uid();
+    topo_of_.clear();
+    interned_of_.assign(topo.device_count(), kNone);
+  }
+  for (size_t s = topo_of_.size(); s < in_->size(); ++s) {
+    Topology::DeviceId d = topo.id(in_->str(static_cast<uint32_t>(s)));
+    topo_of_.push_back(d);
+    if (d != Topology::kNoDevice) interned_of_[size_t(d)] = static_cast<uint32_t>(s);
+  }
 }
 
 void EventIndex::sort_all() {
@@ -117,7 +200,7 @@ void EventIndex::sort_all() {
     sort_list(nl.nowall);
     nl.dirty = false;
   }
-  for (auto& [key, dl] : name_dev_) {
+  for (auto& dl : dev_lists_) {
     if (!dl.dirty) continue;
     sort_list(dl.v);
     dl.dirty = false;
@@ -142,9 +225,18 @@ bool EventIndex::others_logged_after(uint32_t h, int64_t t) const {
 
 KbIndex::KbIndex(const KnowledgeBase& k, Interner* in) : kb(k) {
   for (auto& s : kb.signatures) sig[in->id(s.name)] = &s;
+  for (auto& [id, s] : sig) {
+    if (id >= sig_by_id.size()) sig_by_id.resize(id + 1, nullptr);
+    sig_by_id[id] = s;
+  }
   for (auto& l : kb.latents) latent[in->id(l.name)] = &l;
   for (auto& r : kb.rules) {
-    rules_by_effect[in->id(r.effect)].push_back(&r);
+    uint32_t effect = in->id(r.effect);
+    rules_by_effect[effect].push_back(&r);
+    // Interning the cause is harmless when nothing by that name exists: its
+    // event list is empty and it is no latent, as when it was unknown.
+    if (effect >= rules_of_effect.size()) rules_of_effect.resize(effect + 1);
+    rules_of_effect[effect].push_back({&r, in->id(r.cause)});
     max_window_s = std::max(max_window_s, r.max_s + r.skew_s);
   }
 }

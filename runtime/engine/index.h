@@ -14,6 +14,7 @@
 #include "reflex/engine.h"
 #include "reflex/event.h"
 #include "reflex/kb.h"
+#include "reflex/topology.h"
 
 namespace reflex::engine {
 
@@ -60,6 +61,21 @@ class EventIndex {
   // Sorted views (sorting lazily after out-of-order arrivals).
   const NameList* by_name(uint32_t name);
   const std::vector<uint32_t>* by_name_device(uint32_t name, uint32_t device);
+
+  // Topology device ids of interned strings and back, so the reasoner asks
+  // relations and probes the index with integers instead of hashing names.
+  // bind_topology() (re)builds them for `topo` (from scratch when it is another
+  // topology than last time, else only for strings interned since); the
+  // reasoner calls it before each diagnosis.
+  void bind_topology(const Topology& topo);
+  // Topology id of interned string `s` (kNoDevice: not a device of it).
+  Topology::DeviceId topo_id(uint32_t s) const {
+    return s < topo_of_.size() ? topo_of_[s] : Topology::kNoDevice;
+  }
+  // The interned string of a topology device (kNone: no event names it).
+  uint32_t interned_of(Topology::DeviceId d) const {
+    return d >= 0 && static_cast<size_t>(d) < interned_of_.size() ? interned_of_[size_t(d)] : kNone;
+  }
   // Sorts every list that out-of-order arrivals left unsorted (the lazy sort
   // otherwise falls on the first diagnosis that touches a list).
   void sort_all();
@@ -76,6 +92,10 @@ class EventIndex {
   // A total order on events that does not depend on arrival order: wall time
   // (events without it last), mono, evidence, name, device.
   bool before(uint32_t a, uint32_t b) const;
+  // Sorts event indices by before() (descending: latest first). The same
+  // result as std::sort with before(), which is a total order, but the time
+  // keys are gathered once instead of read from scattered records per compare.
+  void sort_events(std::vector<uint32_t>& v, bool descending = false) const;
 
  private:
   void sort_list(std::vector<uint32_t>& v);
@@ -87,7 +107,26 @@ class EventIndex {
     std::vector<uint32_t> v;
     bool dirty = false;
   };
-  std::unordered_map<uint64_t, DevList> name_dev_;  // one lookup for list and sort state
+  // (name, device) -> index into dev_lists_: open addressing, linear probing,
+  // power-of-two size (a node map's prime-modulo hashing and pointer chasing
+  // were a tenth of the diagnosis time).
+  struct NdSlot {
+    uint64_t key = 0;
+    uint32_t val = kNone;  // kNone = empty slot
+  };
+  std::vector<NdSlot> nd_slots_;  // key and value in one cache line
+  std::vector<DevList> dev_lists_;
+  DevList* find_dev_list(uint64_t key);
+  DevList& dev_list(uint64_t key);
+  size_t nd_slot(uint64_t key) const {
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 33;
+    return static_cast<size_t>(key) & (nd_slots_.size() - 1);
+  }
+  std::vector<Topology::DeviceId> topo_of_;  // interned string -> topology id
+  std::vector<uint32_t> interned_of_;        // topology id -> interned string
+  uint64_t bound_topo_ = 0;                  // Topology::uid() of the above; 0 none
   struct HostInfo {
     int64_t last = kNoWall;
     bool nowall = false;
@@ -97,17 +136,52 @@ class EventIndex {
   bool any_nowall_ = false;
 };
 
+// A map from uint32 keys to uint32 values: open addressing, linear probing.
+// For the per-diagnosis maps of the reasoner (node of an event), which a node
+// map made a hash, a division and a cache miss per lookup.
+class U32Map {
+ public:
+  // The value of `key`, or kNone.
+  uint32_t find(uint32_t key) const {
+    if (keys_.empty()) return kNone;
+    for (size_t i = slot(key);; i = (i + 1) & (keys_.size() - 1)) {
+      if (vals_[i] == kNone) return kNone;
+      if (keys_[i] == key) return vals_[i];
+    }
+  }
+  // Inserts key -> val (val != kNone) unless the key is present.
+  void insert(uint32_t key, uint32_t val);
+
+ private:
+  size_t slot(uint32_t key) const {
+    return static_cast<size_t>((key * 0x9e3779b97f4a7c15ULL) >> 20) & (keys_.size() - 1);
+  }
+  std::vector<uint32_t> keys_, vals_;
+  size_t size_ = 0;
+};
+
 struct KbIndex {
   KbIndex(const KnowledgeBase& kb, Interner* in);
   const KnowledgeBase& kb;
   std::unordered_map<uint32_t, const Signature*> sig;
   std::unordered_map<uint32_t, const Latent*> latent;
   std::unordered_map<uint32_t, std::vector<const Rule*>> rules_by_effect;
+  // rules_by_effect as a table by effect name, with each rule's interned cause.
+  struct CauseRule {
+    const Rule* rule;
+    uint32_t cause;
+  };
+  std::vector<std::vector<CauseRule>> rules_of_effect;
+  const std::vector<CauseRule>* rules_for(uint32_t effect) const {
+    return effect < rules_of_effect.size() && !rules_of_effect[effect].empty()
+               ? &rules_of_effect[effect]
+               : nullptr;
+  }
   double max_window_s = 0;  // largest max_s + skew of any rule
   const Signature* signature(uint32_t name) const {
-    auto it = sig.find(name);
-    return it == sig.end() ? nullptr : it->second;
+    return name < sig_by_id.size() ? sig_by_id[name] : nullptr;
   }
+  std::vector<const Signature*> sig_by_id;  // `sig` as a table (hot path)
   bool is_symptom(uint32_t name) const {
     auto* s = signature(name);
     return s && s->symptom != SymptomKind::none;

@@ -112,6 +112,36 @@ std::string expand(const std::string& tpl, const Event* ev, const std::string& d
   return out;
 }
 
+// std::lower_bound over [first, last) of `v` (the first i with !less(v[i], t)),
+// searched outward from `hint`: the symptoms of one incident are walked in time
+// order, so their candidate windows start at nearly the same place.
+template <class Less>
+size_t gallop_lower_bound(const std::vector<uint32_t>& v, size_t first, size_t last, size_t hint,
+                          int64_t t, Less less) {
+  hint = std::clamp(hint, first, last);
+  size_t lo, hi;
+  if (hint < last && less(v[hint], t)) {  // the answer is past hint
+    lo = hint + 1;
+    size_t step = 1;
+    while (lo + step - 1 < last && less(v[lo + step - 1], t)) {
+      lo += step;
+      step *= 2;
+    }
+    hi = std::min(last, lo + step);
+  } else {  // the answer is at or before hint
+    hi = hint;
+    size_t step = 1;
+    while (hi >= first + step && !less(v[hi - step], t)) {
+      hi -= step;
+      step *= 2;
+    }
+    lo = hi >= first + step ? hi - step + 1 : first;
+  }
+  auto it = std::lower_bound(v.begin() + static_cast<std::ptrdiff_t>(lo),
+                             v.begin() + static_cast<std::ptrdiff_t>(hi), t, less);
+  return static_cast<size_t>(it - v.begin());
+}
+
 class Reasoner {
  public:
   Reasoner(const KnowledgeBase& kb, const KbIndex& ki, const Topology& topo, EventIndex& ix,
@@ -137,8 +167,12 @@ class Reasoner {
   bool skip_healed(uint32_t ev);  // true (with a note) for a healed event
   const std::string* resolve(const DeviceRef& ref, const Event* cause, const std::string* cause_dev,
                              const Event& effect) const;
-  bool where_ok(const Rule& r, const Event* cause, const std::string* cause_dev,
-                const Event& effect) const;
+  // True when the rule's `where` holds between two events: devices by
+  // topology id (names only for bindings and devices not in the topology).
+  bool where_ok(const Rule& r, uint32_t cause_ev, uint32_t effect_ev) const;
+  // The device a reference names, and its topology id when known.
+  const std::string* resolve_id(const DeviceRef& ref, uint32_t cause_ev, uint32_t effect_ev,
+                                Topology::DeviceId* id) const;
   void ground();
   void hypothesise();
   bool root_capable(uint32_t n) const;
@@ -167,6 +201,8 @@ class Reasoner {
     }
     return ix_.before(ga.ev, gb.ev);
   }
+  // Sorts nodes by node_less (by their events' keys when none is a hypothesis).
+  void sort_nodes(std::vector<uint32_t>& v) const;
   Severity node_severity(uint32_t n) const;
   int independent_evidence(uint32_t n) const;
   uint64_t occurrences(uint32_t n) const;
@@ -184,7 +220,7 @@ class Reasoner {
   std::vector<GNode> nodes_;
   std::vector<GEdge> edges_;
   std::vector<Hyp> hyps_;
-  std::unordered_map<uint32_t, uint32_t> node_of_ev_;
+  U32Map node_of_ev_;
   std::map<std::pair<std::string, std::string>, uint32_t> hyp_node_;
   std::vector<std::pair<uint32_t, const Rule*>> latent_requests_;
   std::vector<uint8_t> grounded_;
@@ -193,17 +229,21 @@ class Reasoner {
   std::unordered_map<uint32_t, uint32_t> sympathetic_to_;  // loser -> winner
   bool truncated_ = false;
   std::vector<uint32_t> pending_;
-  std::unordered_set<uint32_t> expanded_;
+  std::vector<uint8_t> expanded_;  // per node
   std::vector<uint32_t> class_names_;
   std::vector<std::string> notes_;
   std::set<std::string> seen_notes_;
   std::unordered_map<uint32_t, int64_t> healed_;
+  // Scratch of the device probe (accept() never re-enters candidates()).
+  std::vector<Topology::DeviceId> topo_ids_;
+  std::vector<uint32_t> probe_devs_, probe_found_;
+  U32Map scan_hint_of_;  // cause name -> scan_hints_ slot
+  std::vector<std::pair<size_t, size_t>> scan_hints_;
 };
 
 uint32_t Reasoner::node_of(uint32_t ev, bool* added) {
   *added = false;
-  auto it = node_of_ev_.find(ev);
-  if (it != node_of_ev_.end()) return it->second;
+  if (uint32_t known = node_of_ev_.find(ev); known != kNone) return known;
   if (nodes_.size() >= o_.max_nodes) {
     truncated_ = true;
     return kNone;
@@ -212,7 +252,7 @@ uint32_t Reasoner::node_of(uint32_t ev, bool* added) {
   g.ev = ev;
   nodes_.push_back(std::move(g));
   uint32_t n = static_cast<uint32_t>(nodes_.size() - 1);
-  node_of_ev_.emplace(ev, n);
+  node_of_ev_.insert(ev, n);
   *added = true;
   return n;
 }
@@ -250,18 +290,37 @@ const std::string* Reasoner::resolve(const DeviceRef& ref, const Event* cause,
   return cause ? cause->binding(ref.binding) : nullptr;
 }
 
-bool Reasoner::where_ok(const Rule& r, const Event* cause, const std::string* cause_dev,
-                        const Event& effect) const {
+bool Reasoner::where_ok(const Rule& r, uint32_t cause_ev, uint32_t effect_ev) const {
   for (auto& c : r.where) {
-    const std::string* a = resolve(c.lhs, cause, cause_dev, effect);
-    const std::string* b = resolve(c.rhs, cause, cause_dev, effect);
+    Topology::DeviceId ia, ib;
+    const std::string* a = resolve_id(c.lhs, cause_ev, effect_ev, &ia);
+    const std::string* b = resolve_id(c.rhs, cause_ev, effect_ev, &ib);
     if (!a || !b) return false;
-    if (!topo_.related(c.rel, *a, *b)) return false;
+    bool ok = ia != Topology::kNoDevice && ib != Topology::kNoDevice
+                  ? topo_.related(c.rel, ia, ib)
+                  : topo_.related(c.rel, *a, *b);  // placeholders relate by name
+    if (!ok) return false;
   }
   return true;
 }
 
+const std::string* Reasoner::resolve_id(const DeviceRef& ref, uint32_t cause_ev, uint32_t effect_ev,
+                                        Topology::DeviceId* id) const {
+  uint32_t ev = ref.side == DeviceRef::Side::effect ? effect_ev : cause_ev;
+  const Event& e = ix_.ev(ev);
+  if (ref.binding.empty()) {
+    *id = ix_.topo_id(ix_.rec(ev).device);
+    return &e.device;
+  }
+  const std::string* d = e.binding(ref.binding);
+  *id = d ? topo_.id(*d) : Topology::kNoDevice;
+  return d;
+}
+
 int64_t Reasoner::healed_at(uint32_t ev) {
+  const Rec& rec = ix_.rec(ev);
+  if (const Signature* s = ki_.signature(rec.name); !s || s->cleared_by.empty() || !rec.has_wall())
+    return kNoWall;  // cannot heal: not worth a cache entry
   auto it = healed_.find(ev);
   if (it != healed_.end()) return it->second;
   int64_t h = kNoWall;
@@ -306,7 +365,6 @@ template <class F>
 void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name, F&& accept) {
   const NameList* nl = ix_.by_name(cause_name);
   if (!nl) return;
-  const Event& e = ix_.ev(effect_ev);
   const Rec& er = ix_.rec(effect_ev);
   size_t taken = 0, scanned = 0;
   auto consider = [&](uint32_t c) -> bool {  // false: stop
@@ -322,8 +380,7 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
       double sk = ix_.rec(c).clock == er.clock ? 0.0 : r.skew_s + o_.clock_skew_s;
       if (er.lo > h + static_cast<int64_t>(sk * 1e6)) return true;
     }
-    const Event& ce = ix_.ev(c);
-    if (!where_ok(r, &ce, &ce.device, e)) return true;
+    if (!where_ok(r, c, effect_ev)) return true;
     accept(c, w == 2);
     return ++taken < o_.max_candidates_per_rule;
   };
@@ -340,13 +397,24 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
                        c.lhs.side == DeviceRef::Side::effect;
       if (!lhs_cause && !rhs_cause) continue;
       if (c.rel == Relation::any) continue;
-      const std::string* other = resolve(lhs_cause ? c.rhs : c.lhs, nullptr, nullptr, e);
+      Topology::DeviceId other_id;
+      const std::string* other = resolve_id(lhs_cause ? c.rhs : c.lhs, kNone, effect_ev, &other_id);
       if (!other) return true;  // the constraint cannot hold: no candidates at all
-      auto devs = topo_.related_devices(c.rel, *other, lhs_cause, cs->kind);
-      if (devs.size() > kMaxDevices) continue;
-      std::vector<uint32_t> found;
-      for (auto& d : devs) {
-        uint32_t did = in_.find(d);
+      // The cause-side devices as interned strings (kNone: no event names it).
+      std::vector<uint32_t>& dev_ids = probe_devs_;
+      dev_ids.clear();
+      if (other_id != Topology::kNoDevice) {
+        topo_.related_device_ids(c.rel, other_id, lhs_cause, cs->kind, &topo_ids_);
+        if (topo_ids_.size() > kMaxDevices) continue;
+        for (Topology::DeviceId d : topo_ids_) dev_ids.push_back(ix_.interned_of(d));
+      } else {
+        auto devs = topo_.related_devices(c.rel, *other, lhs_cause, cs->kind);
+        if (devs.size() > kMaxDevices) continue;
+        for (auto& d : devs) dev_ids.push_back(in_.find(d));
+      }
+      std::vector<uint32_t>& found = probe_found_;
+      found.clear();
+      for (uint32_t did : dev_ids) {
         if (did == kNone) continue;
         auto* v = ix_.by_name_device(cause_name, did);
         if (!v) continue;
@@ -361,8 +429,7 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
         }
       }
       // Nearest in time first, like the scan.
-      std::sort(found.begin(), found.end(),
-                [&](uint32_t a, uint32_t b) { return ix_.before(b, a); });
+      ix_.sort_events(found, /*descending=*/true);
       for (uint32_t c2 : found)
         if (!consider(c2)) break;
       return true;
@@ -375,8 +442,19 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
     int64_t upper = er.hi - static_cast<int64_t>((r.min_s - maxsk) * 1e6);
     int64_t lower = er.lo - static_cast<int64_t>((r.max_s + maxsk) * 1e6) - nl->max_span;
     auto cmp_lo = [&](uint32_t i, int64_t t) { return ix_.rec(i).lo < t; };
-    auto b = std::lower_bound(nl->wall.begin(), nl->wall.end(), lower, cmp_lo);
-    auto en = std::lower_bound(b, nl->wall.end(), upper + 1, cmp_lo);
+    // Where the last window of this cause name began and ended.
+    uint32_t slot = scan_hint_of_.find(cause_name);
+    if (slot == kNone) {
+      slot = static_cast<uint32_t>(scan_hints_.size());
+      scan_hint_of_.insert(cause_name, slot);
+      scan_hints_.push_back({nl->wall.size() / 2, nl->wall.size() / 2});
+    }
+    auto& hint = scan_hints_[slot];
+    size_t bi = gallop_lower_bound(nl->wall, 0, nl->wall.size(), hint.first, lower, cmp_lo);
+    size_t ei = gallop_lower_bound(nl->wall, bi, nl->wall.size(), hint.second, upper + 1, cmp_lo);
+    hint = {bi, ei};
+    auto b = nl->wall.begin() + static_cast<std::ptrdiff_t>(bi);
+    auto en = nl->wall.begin() + static_cast<std::ptrdiff_t>(ei);
     size_t n = static_cast<size_t>(en - b);
     bool probed = n > kDeviceStrategy && device_probe(lower, upper);
     if (!probed) {
@@ -405,11 +483,9 @@ void Reasoner::expand_node(uint32_t n) {
   uint32_t ev = nodes_[n].ev;
   if (ev == kNone) return;
   uint32_t name = ix_.rec(ev).name;
-  auto it = ki_.rules_by_effect.find(name);
-  if (it == ki_.rules_by_effect.end()) return;
-  for (const Rule* r : it->second) {
-    uint32_t cname = in_.find(r->cause);
-    if (cname == kNone) continue;
+  auto* rules = ki_.rules_for(name);
+  if (!rules) return;
+  for (auto [r, cname] : *rules) {
     if (ki_.latent.count(cname)) {
       latent_requests_.push_back({n, r});
       continue;
@@ -435,7 +511,10 @@ void Reasoner::walk(const std::vector<uint32_t>& start_nodes) {
   for (uint32_t n : start_nodes) pending_.push_back(n);
   // Every node is expanded once: pending_ only receives newly added nodes.
   for (size_t i = 0; i < pending_.size(); ++i) {
-    if (!expanded_.insert(pending_[i]).second) continue;
+    uint32_t n = pending_[i];
+    if (n >= expanded_.size()) expanded_.resize(nodes_.size(), 0);
+    if (expanded_[n]) continue;
+    expanded_[n] = 1;
     expand_node(pending_[i]);
   }
   pending_.clear();
@@ -451,6 +530,20 @@ int64_t Reasoner::node_time(uint32_t n) const {
   const GNode& g = nodes_[n];
   int64_t t = g.hyp >= 0 ? hyps_[static_cast<size_t>(g.hyp)].t_est : ix_.rec(g.ev).lo;
   return t == kNoWall ? std::numeric_limits<int64_t>::max() : t;
+}
+
+void Reasoner::sort_nodes(std::vector<uint32_t>& v) const {
+  for (uint32_t n : v)
+    if (nodes_[n].hyp >= 0) {
+      std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) { return node_less(a, b); });
+      return;
+    }
+  // node_less of two event nodes is before() of their events, a total order.
+  std::vector<uint32_t> evs;
+  evs.reserve(v.size());
+  for (uint32_t n : v) evs.push_back(nodes_[n].ev);
+  ix_.sort_events(evs);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = node_of_ev_.find(evs[i]);
 }
 
 Severity Reasoner::node_severity(uint32_t n) const {
@@ -851,7 +944,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
                              bool fallback) {
   Diagnosis d;
   std::vector<uint32_t> syms = syms_in;
-  std::sort(syms.begin(), syms.end(), [&](uint32_t a, uint32_t b) { return node_less(a, b); });
+  sort_nodes(syms);
   std::unordered_set<uint32_t> sym_set(syms.begin(), syms.end());
   if (!null_trigger && !syms.empty()) {
     d.trigger = ref_of(syms[0]);
@@ -872,31 +965,49 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
   size_t total = std::max<size_t>(1, syms.size());
   int64_t trig_t = syms.empty() ? kNoWall : node_time(syms[0]);
   // Score the most promising candidates first (the cap below must not drop them).
-  std::vector<uint32_t> order = roots;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    bool la = sympathetic_to_.count(a) > 0, lb = sympathetic_to_.count(b) > 0;
-    if (la != lb) return lb;
-    Severity sa = node_severity(a), sb = node_severity(b);
-    if (sa != sb) return sa > sb;
-    auto best_out = [&](uint32_t n) {
-      double m = 0;
-      for (uint32_t eid : nodes_[n].out) m = std::max(m, edges_[eid].rule->strength);
-      return m;
-    };
-    double ma = best_out(a), mb = best_out(b);
-    if (ma != mb) return ma > mb;
-    return nodes_[a].out.size() > nodes_[b].out.size();
+  // (keys computed once per root, not per comparison)
+  struct OrderKey {
+    bool loser;
+    Severity sev;
+    double best_out;
+    size_t outs;
+    uint32_t node;
+  };
+  std::vector<OrderKey> okeys;
+  okeys.reserve(roots.size());
+  for (uint32_t n : roots) {
+    double m = 0;
+    for (uint32_t eid : nodes_[n].out) m = std::max(m, edges_[eid].rule->strength);
+    okeys.push_back({sympathetic_to_.count(n) > 0, node_severity(n), m, nodes_[n].out.size(), n});
+  }
+  std::stable_sort(okeys.begin(), okeys.end(), [](const OrderKey& a, const OrderKey& b) {
+    if (a.loser != b.loser) return b.loser;
+    if (a.sev != b.sev) return a.sev > b.sev;
+    if (a.best_out != b.best_out) return a.best_out > b.best_out;
+    return a.outs > b.outs;
   });
+  std::vector<uint32_t> order;
+  order.reserve(okeys.size());
+  for (auto& k : okeys) order.push_back(k.node);
   size_t considered = 0;
+  // Per node: best path product from the root (< 0: not reached) and the edge
+  // it came by; reset through `touched` between roots.
+  std::vector<double> best(nodes_.size(), -1.0);
+  std::vector<uint32_t> pred(nodes_.size(), kNone);
+  std::vector<uint32_t> touched;
   for (uint32_t r : order) {
     // Each candidate costs a path search; past this many, the rest are noise.
     if (++considered > kMaxScoredRoots) break;
+    for (uint32_t t : touched) {
+      best[t] = -1.0;
+      pred[t] = kNone;
+    }
+    touched.clear();
     // Max-product paths from r (Dijkstra on -log strength).
-    std::unordered_map<uint32_t, double> best;
-    std::unordered_map<uint32_t, uint32_t> pred;
     using QE = std::pair<double, uint32_t>;
     std::priority_queue<QE> pq;
     best[r] = 1.0;
+    touched.push_back(r);
     pq.push({1.0, r});
     while (!pq.empty()) {
       auto [p, v] = pq.top();
@@ -907,8 +1018,8 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
         if (!edge_valid(e)) continue;
         double q = p * std::clamp(e.rule->strength, 0.0, 1.0) *
                    (e.unknown ? o_.order_unknown_penalty : 1.0);
-        auto it = best.find(e.effect);
-        if (it == best.end() || q > it->second + 1e-15) {
+        if (best[e.effect] < 0 || q > best[e.effect] + 1e-15) {
+          if (best[e.effect] < 0) touched.push_back(e.effect);
           best[e.effect] = q;
           pred[e.effect] = eid;
           pq.push({q, e.effect});
@@ -919,17 +1030,16 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     double pbest = 0;
     uint32_t target = kNone;
     for (uint32_t s : syms) {
-      auto it = best.find(s);
-      if (it == best.end()) continue;
+      if (best[s] < 0) continue;
       ++covered;
       covered_all.insert(s);
-      if (it->second > pbest + 1e-12) {
-        pbest = it->second;
+      if (best[s] > pbest + 1e-12) {
+        pbest = best[s];
         target = s;
       }
     }
     // The chain runs to the trigger whenever the root explains it (spec §5).
-    if (!syms.empty() && best.count(syms[0])) target = syms[0];
+    if (!syms.empty() && best[syms[0]] >= 0) target = syms[0];
     Scored sc;
     sc.node = r;
     sc.covered = covered;
@@ -1157,7 +1267,7 @@ std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
       evs.insert(evs.end(), nl->wall.begin(), nl->wall.end());
       evs.insert(evs.end(), nl->nowall.begin(), nl->nowall.end());
     }
-    std::sort(evs.begin(), evs.end(), [&](uint32_t a, uint32_t b) { return ix_.before(a, b); });
+    ix_.sort_events(evs);
     if (evs.size() > kMaxStarts) {
       evs.erase(evs.begin(), evs.end() - static_cast<std::ptrdiff_t>(kMaxStarts));
       truncated_ = true;
@@ -1166,8 +1276,7 @@ std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
       if (!skip_healed(e)) starts.push_back(add_node_for(e));
   } else {
     std::vector<uint32_t> sorted = symptoms;
-    std::sort(sorted.begin(), sorted.end(),
-              [&](uint32_t a, uint32_t b) { return ix_.before(a, b); });
+    ix_.sort_events(sorted);
     // Symptoms must not fill the whole node budget (300,000 rank lines at
     // 100k GPUs against max_nodes 50,000 left no room for a single cause).
     // The earliest are traced: the cause precedes its effects, and the local
@@ -1288,6 +1397,7 @@ std::vector<Diagnosis> diagnose_symptoms(const KnowledgeBase& kb, const KbIndex&
                                          const Topology& topo, EventIndex& ix,
                                          const std::vector<uint32_t>& symptoms,
                                          const EngineOptions& o) {
+  ix.bind_topology(topo);
   Reasoner r(kb, ki, topo, ix, o);
   return r.run(symptoms);
 }

@@ -6,6 +6,7 @@
 #include "reflex/topology.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -1322,7 +1323,16 @@ std::string where(std::string_view text, size_t byte) {
 
 }  // namespace
 
-struct Topology::Impl : TopoData {};
+struct Topology::Impl : TopoData {
+  static uint64_t next_uid() {
+    static std::atomic<uint64_t> n{0};
+    return ++n;
+  }
+  uint64_t uid = next_uid();
+  // related_devices() for a device in the table (ib != kNone).
+  void related_ids(Relation rel, int32_t ib, bool x_is_lhs, DeviceKind kind, size_t limit,
+                   std::vector<int32_t>* out) const;
+};
 
 Topology::Topology() : impl_(std::make_unique<Impl>()) {}
 Topology::~Topology() = default;
@@ -1610,7 +1620,21 @@ std::vector<std::string> Topology::related_devices(Relation rel, std::string_vie
     return out;
   }
 
-  if (rel == Relation::any) return devices_of_kind(kind);
+  std::vector<int32_t> ids;
+  im.related_ids(rel, ib, x_is_lhs, kind, limit, &ids);
+  out.reserve(ids.size());
+  for (int32_t x : ids) out.push_back(im.devs[size_t(x)].id);
+  return out;
+}
+
+void Topology::Impl::related_ids(Relation rel, int32_t ib, bool x_is_lhs, DeviceKind kind,
+                                 size_t limit, std::vector<int32_t>* out) const {
+  const Impl& im = *this;
+  if (rel == Relation::any) {
+    for (size_t i = 0; i < im.devs.size(); ++i)
+      if (im.devs[i].kind == kind) out->push_back(int32_t(i));
+    return;
+  }
   const auto& B = im.devs[size_t(ib)];
   std::vector<int32_t> cand;
   const size_t cap = limit;  // job enumerations stop past it (see the end)
@@ -1730,18 +1754,24 @@ std::vector<std::string> Topology::related_devices(Relation rel, std::string_vie
       }
       break;
   }
-  // Filter through related() so both directions agree exactly; dedupe.
+  // Filter through related() so both directions agree exactly; dedupe (a
+  // short list by a look at what passed: a repeat that failed fails again).
+  const bool small = cand.size() <= 32;
   std::unordered_set<int32_t> seen;
   for (int32_t x : cand) {
-    if (x == kNone || im.devs[size_t(x)].kind != kind || !seen.insert(x).second) continue;
+    if (x == kNone || im.devs[size_t(x)].kind != kind) continue;
+    if (small ? std::find(out->begin(), out->end(), x) != out->end() : !seen.insert(x).second)
+      continue;
     bool ok = x_is_lhs ? im.rel_known(rel, x, ib) : im.rel_known(rel, ib, x);
-    if (ok) out.push_back(im.devs[size_t(x)].id);
-    if (out.size() > limit) return out;
+    if (ok) out->push_back(x);
+    if (out->size() > limit) return;
   }
   // A capped enumeration that the filter thinned to `limit` or fewer is not
   // known to be complete: enumerate again in full.
-  if (capped) return related_devices(rel, b, x_is_lhs, kind);
-  return out;
+  if (capped) {
+    out->clear();
+    related_ids(rel, ib, x_is_lhs, kind, static_cast<size_t>(-1), out);
+  }
 }
 
 std::vector<std::string> Topology::devices_of_kind(DeviceKind kind) const {
@@ -1749,6 +1779,38 @@ std::vector<std::string> Topology::devices_of_kind(DeviceKind kind) const {
   for (auto& d : impl_->devs)
     if (d.kind == kind) out.push_back(d.id);
   return out;
+}
+
+Topology::DeviceId Topology::id(std::string_view device) const {
+  return impl_->find(device);
+}
+
+size_t Topology::device_count() const {
+  return impl_->devs.size();
+}
+
+// Ids out of range are no device (never undefined behaviour): like unknown names.
+const std::string& Topology::id_str(DeviceId d) const {
+  static const std::string kEmpty;
+  return d >= 0 && size_t(d) < impl_->devs.size() ? impl_->devs[size_t(d)].id : kEmpty;
+}
+
+bool Topology::related(Relation rel, DeviceId a, DeviceId b) const {
+  if (rel == Relation::any) return true;
+  const size_t n = impl_->devs.size();
+  if (a < 0 || b < 0 || size_t(a) >= n || size_t(b) >= n) return false;
+  return impl_->rel_known(rel, a, b);
+}
+
+void Topology::related_device_ids(Relation rel, DeviceId b, bool x_is_lhs, DeviceKind kind,
+                                  std::vector<DeviceId>* out, size_t limit) const {
+  out->clear();
+  if (b < 0 || size_t(b) >= impl_->devs.size()) return;
+  impl_->related_ids(rel, b, x_is_lhs, kind, limit, out);
+}
+
+uint64_t Topology::uid() const {
+  return impl_->uid;
 }
 
 }  // namespace reflex

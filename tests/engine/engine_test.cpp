@@ -587,6 +587,37 @@ TEST(Engine, ReloadSwapsAtomicallyAndRejectsBadKb) {
   EXPECT_EQ(st.failed_reloads, 2u);
 }
 
+// The event index caches topology ids of device names: a diagnosis after a
+// topology reload must use the new topology's relations, not the old ids.
+TEST(Engine, DiagnosisAfterTopologyReloadUsesTheNewTopology) {
+  auto b = cascade_kb();
+  // Rank 5 runs on node-1/gpu5 here: the GPU of node-0 does not explain it.
+  Engine e(std::make_shared<KnowledgeBase>(b.kb), topo(topo_json(2, {{"job-1", {1, 0}}})));
+  std::vector<Diagnosis> got;
+  e.set_callback([&](const Diagnosis& d) { got.push_back(d); });
+  auto feed = [&](double t) {
+    e.feed_event(ev("t_gpu_off_bus", gpu(0, 5), DeviceKind::gpu, "node-0", t, "node-0/kernel"));
+    e.feed_event(
+        ev("t_cuda_error", rank("job-1", 5), DeviceKind::rank, "node-0", t + 0.5, "node-0/app"));
+    e.flush();
+  };
+  feed(100);
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_FALSE(got[0].root_causes.empty());
+  EXPECT_EQ(got[0].root_causes[0].chain.size(), 1u);
+  EXPECT_NE(got[0].root_causes[0].why.find("not connected"), std::string::npos)
+      << got[0].root_causes[0].why;
+  // A smaller topology (fewer device ids) where rank 5 runs on node-0/gpu5.
+  std::string err;
+  ASSERT_TRUE(e.reload(nullptr, topo(topo_json(1, {{"job-1", {0}}})), &err)) << err;
+  feed(10000);
+  ASSERT_EQ(got.size(), 2u);
+  ASSERT_FALSE(got[1].root_causes.empty());
+  EXPECT_EQ(got[1].root_causes[0].device, gpu(0, 5));
+  ASSERT_EQ(got[1].root_causes[0].chain.size(), 2u);  // linked by the runs_on rule
+  EXPECT_EQ(got[1].root_causes[0].why.find("not connected"), std::string::npos);
+}
+
 TEST(Engine, FeedingFromSeveralThreadsAtOnce) {
   auto b = cascade_kb();
   Engine e(std::make_shared<KnowledgeBase>(b.kb), topo(topo_json(4, {{"job-1", {0, 1, 2, 3}}})));

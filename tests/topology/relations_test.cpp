@@ -207,5 +207,80 @@ TEST(RelatedDevices, ExamplesFromTheLanguageTable) {
           .empty());
 }
 
+// The integer-id API answers exactly as the string API for devices in the
+// topology: related() for every pair and relation, related_device_ids() with
+// the same devices in the same order (limits included).
+TEST(DeviceIds, AgreeWithTheStringApi) {
+  const Topology& t = topo();
+  std::vector<std::string> all;
+  for (int k = 0; k <= int(DeviceKind::storage); ++k)
+    for (auto& id : t.devices_of_kind(DeviceKind(k))) all.push_back(id);
+  ASSERT_EQ(all.size(), t.device_count());
+  std::set<Topology::DeviceId> ids;
+  for (auto& name : all) {
+    Topology::DeviceId d = t.id(name);
+    ASSERT_NE(d, Topology::kNoDevice) << name;
+    EXPECT_EQ(t.id_str(d), name);
+    ids.insert(d);
+  }
+  EXPECT_EQ(ids.size(), all.size());  // one id per device
+  EXPECT_EQ(*ids.begin(), 0);
+  EXPECT_EQ(size_t(*ids.rbegin()), all.size() - 1);
+  // Placeholders, unknown and malformed names have no id.
+  for (std::string s : {A + "/gpu@0000:77:00.0", std::string("sm-01"), A + "/gpu9", std::string(""),
+                        std::string("job/job-42/rank99")})
+    EXPECT_EQ(t.id(s), Topology::kNoDevice) << s;
+  std::vector<Topology::DeviceId> got;
+  for (int r = 0; r <= int(Relation::any); ++r) {
+    Relation rel = Relation(r);
+    for (auto& a : all)
+      for (auto& b : all)
+        ASSERT_EQ(t.related(rel, t.id(a), t.id(b)), t.related(rel, a, b))
+            << to_string(rel) << " " << a << " ~ " << b;
+    for (auto& b : all)
+      for (int k = 0; k <= int(DeviceKind::storage); ++k)
+        for (bool lhs : {true, false})
+          for (size_t limit : {size_t(1), size_t(3), static_cast<size_t>(-1)}) {
+            auto want = t.related_devices(rel, b, lhs, DeviceKind(k), limit);
+            got.assign(7, 0);  // the output is cleared first
+            t.related_device_ids(rel, t.id(b), lhs, DeviceKind(k), &got, limit);
+            std::vector<std::string> names;
+            for (auto d : got) names.push_back(t.id_str(d));
+            EXPECT_EQ(names, want) << to_string(rel) << " b=" << b << " kind=" << k
+                                   << " lhs=" << lhs << " limit=" << limit;
+          }
+  }
+}
+
+TEST(DeviceIds, OutOfRangeIdsAreNoDevice) {
+  const Topology& t = topo();
+  const Topology::DeviceId gpu = t.id(A + "/gpu0");
+  ASSERT_NE(gpu, Topology::kNoDevice);
+  const Topology::DeviceId bad[] = {Topology::kNoDevice, -7, Topology::DeviceId(t.device_count()),
+                                    1 << 30};
+  std::vector<Topology::DeviceId> out{1, 2};
+  for (auto d : bad) {
+    EXPECT_EQ(t.id_str(d), "");
+    EXPECT_FALSE(t.related(Relation::same, d, d));
+    EXPECT_FALSE(t.related(Relation::same_host, gpu, d));
+    EXPECT_FALSE(t.related(Relation::same_host, d, gpu));
+    EXPECT_TRUE(t.related(Relation::any, d, gpu));  // as for names: any holds
+    t.related_device_ids(Relation::same_host, d, true, DeviceKind::gpu, &out);
+    EXPECT_TRUE(out.empty());
+  }
+}
+
+TEST(DeviceIds, UidTellsTopologiesApart) {
+  TopologyError err;
+  auto a = Topology::load_file(kData + "/two_hosts.json", &err);
+  auto b = Topology::load_file(kData + "/two_hosts.json", &err);
+  ASSERT_TRUE(a && b) << err.str();
+  EXPECT_NE(a->uid(), b->uid());
+  EXPECT_NE(a->uid(), Topology::empty()->uid());
+  uint64_t before = a->uid();
+  Topology moved = std::move(*a);
+  EXPECT_EQ(moved.uid(), before);  // the uid belongs to the loaded content
+}
+
 }  // namespace
 }  // namespace reflex

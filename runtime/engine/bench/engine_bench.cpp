@@ -233,6 +233,9 @@ int main(int argc, char** argv) {
   // Part of indexing: lists left unsorted by out-of-order arrival are sorted
   // here, not by whichever diagnosis touches them first.
   ix.sort_all();
+  // Likewise the topology ids of the interned device names (diagnose_symptoms
+  // would otherwise resolve all of them on the first diagnosis).
+  ix.bind_topology(*topo);
   double index_ms = ms_since(t0);
 
   // ---- per-incident diagnosis ----
