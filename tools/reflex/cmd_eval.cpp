@@ -39,6 +39,7 @@
 #include "reflex/compiler.h"
 #include "reflex/diagnosis.h"
 #include "reflex/engine.h"
+#include "reflex/ingest.h"
 #include "reflex/topology.h"
 
 namespace reflex::cli {
@@ -84,12 +85,15 @@ std::optional<TruthRec> read_truth(const fs::path& p, std::string* err) {
   TruthRec t;
   const json& rc = j.value("root_cause", json::object());
   if (rc.is_object()) {
-    if (rc.contains("device") && rc["device"].is_string()) t.device = rc["device"].get<std::string>();
+    if (rc.contains("device") && rc["device"].is_string())
+      t.device = rc["device"].get<std::string>();
     if (rc.contains("fault_class") && rc["fault_class"].is_string())
       t.fault_class = rc["fault_class"].get<std::string>();
   }
-  if (j.contains("localizable") && j["localizable"].is_boolean()) t.localizable = j["localizable"].get<bool>();
-  if (j.contains("scenario") && j["scenario"].is_string()) t.scenario = j["scenario"].get<std::string>();
+  if (j.contains("localizable") && j["localizable"].is_boolean())
+    t.localizable = j["localizable"].get<bool>();
+  if (j.contains("scenario") && j["scenario"].is_string())
+    t.scenario = j["scenario"].get<std::string>();
   if (j.contains("accept") && j["accept"].is_array())
     for (const auto& a : j["accept"])
       if (a.is_string()) t.accept.push_back(a.get<std::string>());
@@ -172,12 +176,14 @@ void score(Result& r, const Topology* topo) {
   if (!t.localizable) {
     r.top1 = r.pred.empty() || accepted(r.pred[0].device);
     r.top3 = r.top1;
-    for (size_t i = 0; i < r.pred.size() && i < 3; ++i) r.top3 = r.top3 || accepted(r.pred[i].device);
+    for (size_t i = 0; i < r.pred.size() && i < 3; ++i)
+      r.top3 = r.top3 || accepted(r.pred[i].device);
     r.host = r.top1;
     r.cls = r.top1;
   } else if (!r.pred.empty()) {
     r.top1 = accepted(r.pred[0].device);
-    for (size_t i = 0; i < r.pred.size() && i < 3; ++i) r.top3 = r.top3 || accepted(r.pred[i].device);
+    for (size_t i = 0; i < r.pred.size() && i < 3; ++i)
+      r.top3 = r.top3 || accepted(r.pred[i].device);
     r.host = r.top1 || host_of(normalize(r.pred[0].device, topo), topo) == host_of(t.device, topo);
     r.cls = r.pred[0].fault_class == t.fault_class;
   }
@@ -189,15 +195,18 @@ void score(Result& r, const Topology* topo) {
     } else {
       const Pred& p = r.pred[0];
       std::string where = !t.localizable ? "named a device"
-                          : host_of(normalize(p.device, topo), topo) == host_of(t.device, topo) ? "same host"
-                                                                                                 : "other host";
+                          : host_of(normalize(p.device, topo), topo) == host_of(t.device, topo)
+                              ? "same host"
+                              : "other host";
       r.confusion = (p.fault_class.empty() ? std::string("?") : p.fault_class) + " " +
                     kind_of(p.device) + " (" + where + ")";
     }
   }
 }
 
-double pct(size_t a, size_t b) { return b ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0; }
+double pct(size_t a, size_t b) {
+  return b ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0.0;
+}
 
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -251,11 +260,14 @@ int run_eval(int argc, char** argv) {
   std::string kb_path, format = "text", topo_override;
   std::vector<std::string> dirs;
   bool from_bundle = false, details = false;
-  CLI::App app{"Diagnose every bundle under DIR and score it against its truth.json", "reflex eval"};
-  app.add_option("--kb", kb_path, "knowledge base: .rfx file/directory or built artifact")->required();
+  CLI::App app{"Diagnose every bundle under DIR and score it against its truth.json",
+               "reflex eval"};
+  app.add_option("--kb", kb_path, "knowledge base: .rfx file/directory or built artifact")
+      ->required();
   app.add_option("--format", format, "json or text")->check(CLI::IsMember({"json", "text"}));
   app.add_option("--topology", topo_override, "use this topology for every bundle");
-  app.add_flag("--topology-from-bundle", from_bundle, "each bundle's own topology.json (the default)");
+  app.add_flag("--topology-from-bundle", from_bundle,
+               "each bundle's own topology.json (the default)");
   app.add_flag("--details", details, "text: list every bundle that missed");
   app.add_option("DIR", dirs, "directories holding bundles (any depth)")->required();
   if (auto rc = parse_or_exit(app, argc, argv, "reflex eval")) return *rc;
@@ -279,9 +291,13 @@ int run_eval(int argc, char** argv) {
   std::string err;
   auto kb_opt = load_kb(kb_path, &err);
   if (!kb_opt) {
-    std::fprintf(stderr, "reflex eval: cannot load knowledge base '%s':\n%s\n", kb_path.c_str(), err.c_str());
+    std::fprintf(stderr, "reflex eval: cannot load knowledge base '%s':\n%s\n", kb_path.c_str(),
+                 err.c_str());
     return 2;
   }
+  // One pattern database for every bundle's ingest, not one compile per bundle.
+  std::string pc_err;
+  (void)precompile_patterns(&*kb_opt, &pc_err);  // on failure each bundle compiles; same result
   auto kb = std::make_shared<const KnowledgeBase>(std::move(*kb_opt));
   std::shared_ptr<const Topology> fixed_topo;
   if (!topo_override.empty()) {
@@ -337,17 +353,19 @@ int run_eval(int argc, char** argv) {
         std::vector<Diagnosis> ds = eng.diagnose_all();
         const Diagnosis* best = ds.empty() ? nullptr : &ds.front();
         if (best)
-          for (const auto& rc : best->root_causes) r.pred.push_back({rc.device, rc.fault_class, rc.score});
+          for (const auto& rc : best->root_causes)
+            r.pred.push_back({rc.device, rc.fault_class, rc.score});
       }
     }
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - r.setup;
+    r.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - r.setup;
     score(r, topo.get());
     results.push_back(std::move(r));
-    if (tty)
-      std::fprintf(stderr, "\rreflex eval: %zu/%zu bundles", i + 1, bundles.size());
+    if (tty) std::fprintf(stderr, "\rreflex eval: %zu/%zu bundles", i + 1, bundles.size());
   }
   if (tty) std::fputc('\n', stderr);
-  const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count();
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count();
 
   std::vector<double> setups;
   for (const auto& r : results) setups.push_back(r.setup);
@@ -372,16 +390,24 @@ int run_eval(int argc, char** argv) {
     j["kb"] = kb_path;
     j["bundles"] = results.size();
     j["errors"] = all.errors;
-    j["accuracy"] = {{"top1_device", pct(all.top1, all.n)},
-                     {"top3_device", pct(all.top3, all.n)},
-                     {"host", pct(all.host, all.n)},
-                     {"fault_class", pct(all.cls, all.cls_n)},
-                     {"top1_device_localizable", pct(loc_top1, loc)},
-                     {"localizable_false_handled", unloc ? json(pct(unloc_ok, unloc)) : json(nullptr)}};
-    j["counts"] = {{"top1", all.top1}, {"top3", all.top3}, {"host", all.host}, {"fault_class", all.cls},
-                   {"localizable", loc}, {"not_localizable", unloc}, {"not_localizable_handled", unloc_ok}};
-    j["time_s"] = {{"p50", quantile(all.secs, 0.5)}, {"p99", quantile(all.secs, 0.99)},
-                   {"max", quantile(all.secs, 1.0)}, {"total", total_s},
+    j["accuracy"] = {
+        {"top1_device", pct(all.top1, all.n)},
+        {"top3_device", pct(all.top3, all.n)},
+        {"host", pct(all.host, all.n)},
+        {"fault_class", pct(all.cls, all.cls_n)},
+        {"top1_device_localizable", pct(loc_top1, loc)},
+        {"localizable_false_handled", unloc ? json(pct(unloc_ok, unloc)) : json(nullptr)}};
+    j["counts"] = {{"top1", all.top1},
+                   {"top3", all.top3},
+                   {"host", all.host},
+                   {"fault_class", all.cls},
+                   {"localizable", loc},
+                   {"not_localizable", unloc},
+                   {"not_localizable_handled", unloc_ok}};
+    j["time_s"] = {{"p50", quantile(all.secs, 0.5)},
+                   {"p99", quantile(all.secs, 0.99)},
+                   {"max", quantile(all.secs, 1.0)},
+                   {"total", total_s},
                    {"setup_p50", quantile(setups, 0.5)}};
     json bs = json::array(), bc = json::array(), rs = json::array();
     for (auto& [k, g] : by_scen) bs.push_back(g.to_json("scenario", k));
@@ -389,11 +415,22 @@ int run_eval(int argc, char** argv) {
     for (const auto& r : results) {
       json p = json::array();
       for (size_t i = 0; i < r.pred.size() && i < 3; ++i)
-        p.push_back({{"device", r.pred[i].device}, {"fault_class", r.pred[i].fault_class}, {"score", r.pred[i].score}});
-      json o = {{"bundle", r.bundle}, {"scenario", r.truth.scenario},
-                {"truth", {{"device", r.truth.device}, {"fault_class", r.truth.fault_class.empty() ? json(nullptr) : json(r.truth.fault_class)}, {"localizable", r.truth.localizable}}},
-                {"predicted", p}, {"top1", r.top1}, {"top3", r.top3}, {"host", r.host},
-                {"fault_class_ok", r.cls}, {"seconds", r.seconds}};
+        p.push_back({{"device", r.pred[i].device},
+                     {"fault_class", r.pred[i].fault_class},
+                     {"score", r.pred[i].score}});
+      json o = {{"bundle", r.bundle},
+                {"scenario", r.truth.scenario},
+                {"truth",
+                 {{"device", r.truth.device},
+                  {"fault_class",
+                   r.truth.fault_class.empty() ? json(nullptr) : json(r.truth.fault_class)},
+                  {"localizable", r.truth.localizable}}},
+                {"predicted", p},
+                {"top1", r.top1},
+                {"top3", r.top3},
+                {"host", r.host},
+                {"fault_class_ok", r.cls},
+                {"seconds", r.seconds}};
       if (r.error) o["error"] = r.message;
       rs.push_back(o);
     }
@@ -406,7 +443,8 @@ int run_eval(int argc, char** argv) {
 
   auto row = [](const std::string& name, const Group& g) {
     std::string conf;
-    for (auto& [k, v] : g.top_conf(2)) conf += (conf.empty() ? "" : "; ") + k + " x" + std::to_string(v);
+    for (auto& [k, v] : g.top_conf(2))
+      conf += (conf.empty() ? "" : "; ") + k + " x" + std::to_string(v);
     std::printf("%-24s %4zu %6.1f %6.1f %6.1f %6s %7.3f  %s\n", name.c_str(), g.n, pct(g.top1, g.n),
                 pct(g.top3, g.n), pct(g.host, g.n),
                 g.cls_n ? std::to_string(static_cast<int>(pct(g.cls, g.cls_n) + 0.5)).c_str() : "-",
@@ -417,22 +455,28 @@ int run_eval(int argc, char** argv) {
   std::printf("top-3 device      %6.1f%%\n", pct(all.top3, all.n));
   std::printf("host              %6.1f%%\n", pct(all.host, all.n));
   std::printf("fault class       %6.1f%%  (localizable bundles)\n", pct(all.cls, all.cls_n));
-  if (unloc) std::printf("not localizable   %6.1f%%  handled (%zu/%zu)\n", pct(unloc_ok, unloc), unloc_ok, unloc);
+  if (unloc)
+    std::printf("not localizable   %6.1f%%  handled (%zu/%zu)\n", pct(unloc_ok, unloc), unloc_ok,
+                unloc);
   std::printf("errors            %zu\n", all.errors);
-  std::printf("time / bundle     p50 %.3f s, p99 %.3f s (+ engine set-up p50 %.3f s), total %.1f s\n\n",
-              quantile(all.secs, 0.5), quantile(all.secs, 0.99), quantile(setups, 0.5), total_s);
-  std::printf("%-24s %4s %6s %6s %6s %6s %7s  %s\n", "scenario", "n", "top1%", "top3%", "host%", "class%", "p50 s", "most common misses");
+  std::printf(
+      "time / bundle     p50 %.3f s, p99 %.3f s (+ engine set-up p50 %.3f s), total %.1f s\n\n",
+      quantile(all.secs, 0.5), quantile(all.secs, 0.99), quantile(setups, 0.5), total_s);
+  std::printf("%-24s %4s %6s %6s %6s %6s %7s  %s\n", "scenario", "n", "top1%", "top3%", "host%",
+              "class%", "p50 s", "most common misses");
   for (auto& [k, g] : by_scen) row(k, g);
-  std::printf("\n%-24s %4s %6s %6s %6s %6s %7s  %s\n", "fault class", "n", "top1%", "top3%", "host%", "class%", "p50 s", "most common misses");
+  std::printf("\n%-24s %4s %6s %6s %6s %6s %7s  %s\n", "fault class", "n", "top1%", "top3%",
+              "host%", "class%", "p50 s", "most common misses");
   for (auto& [k, g] : by_class) row(k, g);
   if (details) {
     std::puts("\nmisses:");
     for (const auto& r : results)
       if (!r.top1)
-        std::printf("  %s [%s] truth %s, got %s%s\n", r.bundle.c_str(), r.truth.scenario.c_str(),
-                    r.truth.localizable ? r.truth.device.c_str() : "(not localizable)",
-                    r.pred.empty() ? "(none)" : (r.pred[0].device + " " + r.pred[0].fault_class).c_str(),
-                    r.error ? (" error: " + r.message).c_str() : "");
+        std::printf(
+            "  %s [%s] truth %s, got %s%s\n", r.bundle.c_str(), r.truth.scenario.c_str(),
+            r.truth.localizable ? r.truth.device.c_str() : "(not localizable)",
+            r.pred.empty() ? "(none)" : (r.pred[0].device + " " + r.pred[0].fault_class).c_str(),
+            r.error ? (" error: " + r.message).c_str() : "");
   }
   return 0;
 }
