@@ -5,7 +5,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all setup configure build demo test sanitize fuzz bench clean format
+.PHONY: all setup configure build demo demo-run test sanitize fuzz bench clean format
 
 all: build
 
@@ -18,9 +18,16 @@ configure: setup
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
+REFLEXC = $(BUILD)/tools/reflexc/reflexc
+REFLEX  = $(BUILD)/tools/reflex/reflex
+
 demo: build
-	@$(BUILD)/tools/reflexc check kb/
-	@$(BUILD)/tools/reflex diagnose --kb kb --format text examples/incident-pcie
+	@$(MAKE) --no-print-directory demo-run
+
+# The demo's commands alone, on an existing build (ctest runs this: make_demo_run).
+demo-run:
+	@$(REFLEXC) check kb/
+	@$(REFLEX) diagnose --kb kb --format text examples/incident-pcie
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
