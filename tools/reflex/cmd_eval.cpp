@@ -52,6 +52,10 @@ using json = nlohmann::json;
 struct TruthRec {
   std::string device, fault_class, scenario;
   bool localizable = true;
+  // Real incidents (tests/realworld, shared/realworld-dev): the source may not
+  // name the device (only the class is scored), or may say nothing was faulty.
+  bool device_known = true;
+  bool false_alarm = false;
   std::vector<std::string> accept;
 };
 
@@ -64,10 +68,13 @@ struct Result {
   std::string bundle;
   TruthRec truth;
   std::vector<Pred> pred;
+  std::vector<std::string> eviction;
   double seconds = 0, setup = 0;
   bool error = false;
   std::string message;
   bool top1 = false, top3 = false, host = false, cls = false;
+  bool device_scored = true;  // false: false alarm, or the source names no device
+  bool no_eviction = false;   // false alarms: nothing was evicted
   std::string confusion;
 };
 
@@ -94,9 +101,20 @@ std::optional<TruthRec> read_truth(const fs::path& p, std::string* err) {
     t.localizable = j["localizable"].get<bool>();
   if (j.contains("scenario") && j["scenario"].is_string())
     t.scenario = j["scenario"].get<std::string>();
-  if (j.contains("accept") && j["accept"].is_array())
-    for (const auto& a : j["accept"])
-      if (a.is_string()) t.accept.push_back(a.get<std::string>());
+  for (const char* key : {"accept", "also_acceptable"})
+    if (j.contains(key) && j[key].is_array())
+      for (const auto& a : j[key])
+        if (a.is_string()) t.accept.push_back(a.get<std::string>());
+  if (j.contains("device_known") && j["device_known"].is_boolean())
+    t.device_known = j["device_known"].get<bool>();
+  if (j.contains("false_alarm") && j["false_alarm"].is_boolean())
+    t.false_alarm = j["false_alarm"].get<bool>();
+  if (t.false_alarm) {
+    // Nothing was faulty: correct when nothing is evicted (scored apart).
+    t.localizable = false;
+    t.device_known = false;
+    if (t.scenario.empty()) t.scenario = "(false alarm)";
+  }
   if (t.scenario.empty()) t.scenario = t.fault_class.empty() ? "(unlabelled)" : t.fault_class;
   if (t.device.empty() && t.localizable) {
     *err = p.string() + ": root_cause.device missing";
@@ -173,7 +191,11 @@ void score(Result& r, const Topology* topo) {
       if (d == normalize(a, topo)) return true;
     return false;
   };
-  if (!t.localizable) {
+  r.device_scored = !t.false_alarm && (t.device_known || !t.localizable);
+  if (t.false_alarm) {
+    r.no_eviction = !r.error && r.eviction.empty();
+    r.top1 = r.top3 = r.host = r.cls = r.no_eviction;
+  } else if (!t.localizable) {
     r.top1 = r.pred.empty() || accepted(r.pred[0].device);
     r.top3 = r.top1;
     for (size_t i = 0; i < r.pred.size() && i < 3; ++i)
@@ -189,7 +211,9 @@ void score(Result& r, const Topology* topo) {
   }
   if (r.error) {
     r.confusion = "error";
-  } else if (!r.top1) {
+  } else if (t.false_alarm) {
+    if (!r.no_eviction) r.confusion = "evicted " + r.eviction.front();
+  } else if (!r.device_scored ? !r.cls : !r.top1) {
     if (r.pred.empty()) {
       r.confusion = "no root cause";
     } else {
@@ -216,14 +240,24 @@ double quantile(std::vector<double> v, double q) {
 }
 
 struct Group {
-  size_t n = 0, top1 = 0, top3 = 0, host = 0, cls = 0, cls_n = 0, errors = 0;
+  // Device figures count bundles whose device is scored (dev_n); class figures
+  // localizable ones (cls_n); false alarms count apart (fa_n, fa_ok).
+  size_t n = 0, dev_n = 0, top1 = 0, top3 = 0, host = 0, cls = 0, cls_n = 0, errors = 0;
+  size_t fa_n = 0, fa_ok = 0;
   std::vector<double> secs;
   std::map<std::string, size_t> conf;
   void add(const Result& r) {
     ++n;
-    top1 += r.top1;
-    top3 += r.top3;
-    host += r.host;
+    if (r.truth.false_alarm) {
+      ++fa_n;
+      fa_ok += r.no_eviction;
+    }
+    if (r.device_scored) {
+      ++dev_n;
+      top1 += r.top1;
+      top3 += r.top3;
+      host += r.host;
+    }
     if (r.truth.localizable) {
       ++cls_n;
       cls += r.cls;
@@ -241,10 +275,13 @@ struct Group {
   json to_json(const std::string& key, const std::string& name) const {
     json j = {{key, name},
               {"n", n},
-              {"top1_device", pct(top1, n)},
-              {"top3_device", pct(top3, n)},
-              {"host", pct(host, n)},
+              {"n_device_scored", dev_n},
+              {"top1_device", dev_n ? json(pct(top1, dev_n)) : json(nullptr)},
+              {"top3_device", dev_n ? json(pct(top3, dev_n)) : json(nullptr)},
+              {"host", dev_n ? json(pct(host, dev_n)) : json(nullptr)},
               {"fault_class", cls_n ? json(pct(cls, cls_n)) : json(nullptr)},
+              {"false_alarms", fa_n},
+              {"false_alarms_no_eviction", fa_n ? json(pct(fa_ok, fa_n)) : json(nullptr)},
               {"errors", errors},
               {"p50_s", quantile(secs, 0.5)}};
     json c = json::array();
@@ -253,6 +290,43 @@ struct Group {
     return j;
   }
 };
+
+// Figures below their floor, as "fault_class 80.0 < 85"; a figure with no
+// bundles behind it (no class scored) is not judged.
+std::vector<std::string> check_floors(const json& fl, const Group& all,
+                                      const std::map<std::string, Group>& by_class) {
+  std::vector<std::string> below;
+  auto judge = [&](const std::string& what, const Group& g, const json& f) {
+    if (!f.is_object()) return;
+    for (auto it = f.begin(); it != f.end(); ++it) {
+      if (!it.value().is_number()) continue;
+      const double want = it.value().get<double>();
+      std::optional<double> got;
+      if (it.key() == "top1_device" && g.dev_n) got = pct(g.top1, g.dev_n);
+      if (it.key() == "top3_device" && g.dev_n) got = pct(g.top3, g.dev_n);
+      if (it.key() == "host" && g.dev_n) got = pct(g.host, g.dev_n);
+      if (it.key() == "fault_class" && g.cls_n) got = pct(g.cls, g.cls_n);
+      if (it.key() == "false_alarms_no_eviction" && g.fa_n) got = pct(g.fa_ok, g.fa_n);
+      if (got && *got + 1e-9 < want) {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%s%s %.1f < %.1f", what.c_str(), it.key().c_str(), *got,
+                      want);
+        below.push_back(buf);
+      }
+    }
+  };
+  judge("", all, fl);
+  if (fl.contains("by_fault_class") && fl["by_fault_class"].is_object())
+    for (auto it = fl["by_fault_class"].begin(); it != fl["by_fault_class"].end(); ++it)
+      if (auto g = by_class.find(it.key()); g != by_class.end())
+        judge(it.key() + ": ", g->second, it.value());
+  return below;
+}
+
+int report_floors(const std::vector<std::string>& below) {
+  for (const auto& b : below) std::fprintf(stderr, "reflex eval: below floor: %s\n", b.c_str());
+  return below.empty() ? 0 : 1;
+}
 
 }  // namespace
 
@@ -269,6 +343,11 @@ int run_eval(int argc, char** argv) {
   app.add_flag("--topology-from-bundle", from_bundle,
                "each bundle's own topology.json (the default)");
   app.add_flag("--details", details, "text: list every bundle that missed");
+  std::string floors_path;
+  app.add_option("--floors", floors_path,
+                 "JSON floors ({\"fault_class\": 85, \"top1_device\": 75, "
+                 "\"false_alarms_no_eviction\": 100, \"by_fault_class\": {...}}): exit 1 when "
+                 "a figure is below its floor");
   app.add_option("DIR", dirs, "directories holding bundles (any depth)")->required();
   if (auto rc = parse_or_exit(app, argc, argv, "reflex eval")) return *rc;
   if (from_bundle && !topo_override.empty()) {
@@ -352,9 +431,12 @@ int run_eval(int argc, char** argv) {
       } else {
         std::vector<Diagnosis> ds = eng.diagnose_all();
         const Diagnosis* best = ds.empty() ? nullptr : &ds.front();
-        if (best)
+        if (best) {
           for (const auto& rc : best->root_causes)
             r.pred.push_back({rc.device, rc.fault_class, rc.score});
+        }
+        for (const auto& d : ds)  // a false alarm must evict nothing in any incident
+          r.eviction.insert(r.eviction.end(), d.eviction_set.begin(), d.eviction_set.end());
       }
     }
     r.seconds =
@@ -375,14 +457,30 @@ int run_eval(int argc, char** argv) {
   for (const auto& r : results) {
     all.add(r);
     by_scen[r.truth.scenario].add(r);
-    by_class[r.truth.localizable ? r.truth.fault_class : std::string("(not localizable)")].add(r);
+    by_class[r.truth.false_alarm   ? std::string("(false alarm)")
+             : r.truth.localizable ? r.truth.fault_class
+                                   : std::string("(not localizable)")]
+        .add(r);
     if (r.truth.localizable) {
-      ++loc;
-      loc_top1 += r.top1;
-    } else {
+      if (r.device_scored) {
+        ++loc;
+        loc_top1 += r.top1;
+      }
+    } else if (!r.truth.false_alarm) {
       ++unloc;
       unloc_ok += r.top1;
     }
+  }
+
+  std::vector<std::string> below;
+  if (!floors_path.empty()) {
+    std::ifstream fin(floors_path);
+    json fl = json::parse(fin, nullptr, false);
+    if (!fin || fl.is_discarded() || !fl.is_object()) {
+      std::fprintf(stderr, "reflex eval: %s: not a JSON object of floors\n", floors_path.c_str());
+      return 2;
+    }
+    below = check_floors(fl, all, by_class);
   }
 
   if (format == "json") {
@@ -391,9 +489,10 @@ int run_eval(int argc, char** argv) {
     j["bundles"] = results.size();
     j["errors"] = all.errors;
     j["accuracy"] = {
-        {"top1_device", pct(all.top1, all.n)},
-        {"top3_device", pct(all.top3, all.n)},
-        {"host", pct(all.host, all.n)},
+        {"top1_device", pct(all.top1, all.dev_n)},
+        {"top3_device", pct(all.top3, all.dev_n)},
+        {"host", pct(all.host, all.dev_n)},
+        {"false_alarms_no_eviction", all.fa_n ? json(pct(all.fa_ok, all.fa_n)) : json(nullptr)},
         {"fault_class", pct(all.cls, all.cls_n)},
         {"top1_device_localizable", pct(loc_top1, loc)},
         {"localizable_false_handled", unloc ? json(pct(unloc_ok, unloc)) : json(nullptr)}};
@@ -403,7 +502,10 @@ int run_eval(int argc, char** argv) {
                    {"fault_class", all.cls},
                    {"localizable", loc},
                    {"not_localizable", unloc},
-                   {"not_localizable_handled", unloc_ok}};
+                   {"not_localizable_handled", unloc_ok},
+                   {"device_scored", all.dev_n},
+                   {"false_alarms", all.fa_n},
+                   {"false_alarms_no_eviction", all.fa_ok}};
     j["time_s"] = {{"p50", quantile(all.secs, 0.5)},
                    {"p99", quantile(all.secs, 0.99)},
                    {"max", quantile(all.secs, 1.0)},
@@ -437,27 +539,41 @@ int run_eval(int argc, char** argv) {
     j["by_scenario"] = bs;
     j["by_fault_class"] = bc;
     j["results"] = rs;
+    if (!floors_path.empty()) j["below_floor"] = below;
     std::puts(j.dump(2, ' ', false, json::error_handler_t::replace).c_str());
-    return 0;
+    return report_floors(below);
   }
 
   auto row = [](const std::string& name, const Group& g) {
     std::string conf;
     for (auto& [k, v] : g.top_conf(2))
       conf += (conf.empty() ? "" : "; ") + k + " x" + std::to_string(v);
-    std::printf("%-24s %4zu %6.1f %6.1f %6.1f %6s %7.3f  %s\n", name.c_str(), g.n, pct(g.top1, g.n),
-                pct(g.top3, g.n), pct(g.host, g.n),
-                g.cls_n ? std::to_string(static_cast<int>(pct(g.cls, g.cls_n) + 0.5)).c_str() : "-",
+    auto fig = [](size_t a, size_t b) {
+      char buf[16];
+      if (!b) return std::string("-");
+      std::snprintf(buf, sizeof buf, "%.1f", pct(a, b));
+      return std::string(buf);
+    };
+    std::printf("%-24s %4zu %6s %6s %6s %6s %7.3f  %s\n", name.c_str(), g.n,
+                fig(g.top1, g.dev_n).c_str(), fig(g.top3, g.dev_n).c_str(),
+                fig(g.host, g.dev_n).c_str(),
+                g.cls_n ? std::to_string(static_cast<int>(pct(g.cls, g.cls_n) + 0.5)).c_str()
+                : g.fa_n ? (fig(g.fa_ok, g.fa_n) + "*").c_str()
+                         : "-",
                 quantile(g.secs, 0.5), conf.c_str());
   };
   std::printf("reflex eval: %zu bundles, kb %s\n\n", results.size(), kb_path.c_str());
-  std::printf("top-1 device      %6.1f%%  (%zu/%zu)\n", pct(all.top1, all.n), all.top1, all.n);
-  std::printf("top-3 device      %6.1f%%\n", pct(all.top3, all.n));
-  std::printf("host              %6.1f%%\n", pct(all.host, all.n));
+  std::printf("top-1 device      %6.1f%%  (%zu/%zu%s)\n", pct(all.top1, all.dev_n), all.top1,
+              all.dev_n, all.dev_n < all.n ? " whose device is known" : "");
+  std::printf("top-3 device      %6.1f%%\n", pct(all.top3, all.dev_n));
+  std::printf("host              %6.1f%%\n", pct(all.host, all.dev_n));
   std::printf("fault class       %6.1f%%  (localizable bundles)\n", pct(all.cls, all.cls_n));
   if (unloc)
     std::printf("not localizable   %6.1f%%  handled (%zu/%zu)\n", pct(unloc_ok, unloc), unloc_ok,
                 unloc);
+  if (all.fa_n)
+    std::printf("false alarms      %6.1f%%  nothing evicted (%zu/%zu)\n", pct(all.fa_ok, all.fa_n),
+                all.fa_ok, all.fa_n);
   std::printf("errors            %zu\n", all.errors);
   std::printf(
       "time / bundle     p50 %.3f s, p99 %.3f s (+ engine set-up p50 %.3f s), total %.1f s\n\n",
@@ -478,7 +594,7 @@ int run_eval(int argc, char** argv) {
             r.pred.empty() ? "(none)" : (r.pred[0].device + " " + r.pred[0].fault_class).c_str(),
             r.error ? (" error: " + r.message).c_str() : "");
   }
-  return 0;
+  return report_floors(below);
 }
 
 }  // namespace reflex::cli
