@@ -27,6 +27,8 @@ struct FormatStats {
   uint64_t no_timestamp = 0, implausible_time = 0, unknown_hosts = 0;
   uint64_t skipped_files = 0;       // additive: unreadable/binary files under hosts/
   uint64_t cri_partial_joined = 0;  // additive: CRI "P" lines joined into the next line
+  uint64_t prompt_lines = 0;        // pasted shell prompts ("user@host:~$ dmesg -T"), skipped
+  uint64_t embedded_lines = 0;      // syslog lines quoted inside other text, parsed as such
   std::vector<std::string> notes;   // each said once
 };
 

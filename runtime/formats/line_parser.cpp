@@ -2,6 +2,7 @@
 // and prefixes. What a message means is the knowledge base's business; this
 // file only knows how collectors frame lines. See the README, "Log formats, bundles and the topology file".
 #include <cstring>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_set>
@@ -132,8 +133,9 @@ size_t dmesg_mono(std::string_view s, double* mono) {
   ++i;
   size_t fstart = i;
   int64_t us = fraction(s, &i);
-  // The kernel prints exactly six digits; "[12.5] loss" in a training log is not dmesg.
-  if (i != fstart + 6 || i >= s.size() || s[i] != ']') return 0;
+  // The kernel prints six digits (some collectors keep three); "[12.5] loss"
+  // in a training log is not dmesg.
+  if (i < fstart + 3 || i > fstart + 9 || i >= s.size() || s[i] != ']') return 0;
   ++i;
   *mono = double(secs) + double(us) / 1e6;
   // Newer kernels add a caller tag: "[ T1946]" / "[C3]".
@@ -174,6 +176,122 @@ size_t dmesg_ctime(std::string_view s, Civil* c) {
   if (!valid(*c)) return 0;
   while (i < s.size() && s[i] == ' ') ++i;
   return i;
+}
+
+// dmesg -H / --reltime: "[  +0.000844] " (seconds since the previous line).
+size_t dmesg_reltime(std::string_view s, double* delta) {
+  if (s.size() < 5 || s[0] != '[') return 0;
+  size_t i = 1;
+  while (i < s.size() && s[i] == ' ') ++i;
+  if (i >= s.size() || s[i] != '+') return 0;
+  ++i;
+  size_t start = i;
+  int64_t secs = 0;
+  while (i < s.size() && is_digit(s[i]) && i - start < 9) secs = secs * 10 + (s[i++] - '0');
+  if (i == start || i >= s.size() || s[i] != '.') return 0;
+  ++i;
+  size_t fstart = i;
+  int64_t us = fraction(s, &i);
+  if (i != fstart + 6 || i >= s.size() || s[i] != ']') return 0;
+  ++i;
+  while (i < s.size() && s[i] == ' ') ++i;
+  *delta = double(secs) + double(us) / 1e6;
+  return i;
+}
+
+// dmesg -H: "[May19 19:57] " / "[Jan11 09:52:03] " (month, day, minute; no year).
+size_t dmesg_human(std::string_view s, Civil* c) {
+  if (s.size() < 12 || s[0] != '[') return 0;
+  c->month = month_abbrev(s.substr(1));
+  if (!c->month) return 0;
+  size_t i = 4, ds = i;
+  c->day = 0;
+  while (i < s.size() && is_digit(s[i]) && i - ds < 2) c->day = c->day * 10 + (s[i++] - '0');
+  if (i == ds || i >= s.size() || s[i++] != ' ') return 0;
+  if (!digits(s, &i, 2, &c->hour) || i >= s.size() || s[i++] != ':' ||
+      !digits(s, &i, 2, &c->minute))
+    return 0;
+  c->second = 0;
+  if (i < s.size() && s[i] == ':' && !digits(s, &++i, 2, &c->second)) return 0;
+  if (i >= s.size() || s[i++] != ']') return 0;
+  c->frac_us = 0;
+  c->year = 0;
+  if (!valid(*c)) return 0;
+  while (i < s.size() && s[i] == ' ') ++i;
+  return i;
+}
+
+// A shell prompt pasted with the command that made the capture:
+// "user@gpu-07:~$ dmesg -T | grep -i xid", "(venv) root@h:/x# nvidia-smi",
+// "[user@host dir]$ cmd". Returns the command (empty view when none).
+std::optional<std::string_view> shell_prompt(std::string_view s) {
+  size_t i = 0;
+  if (!s.empty() && s[0] == '(') {  // a conda/venv name
+    size_t close = s.find(") ");
+    if (close == std::string_view::npos || close > 64) return std::nullopt;
+    i = close + 2;
+  }
+  bool bracket = i < s.size() && s[i] == '[';
+  if (bracket) ++i;
+  size_t at = s.find('@', i);
+  if (at == std::string_view::npos || at == i || at - i > 32) return std::nullopt;
+  for (size_t k = i; k < at; ++k)
+    if (!(is_alpha(s[k]) || is_digit(s[k]) || s[k] == '-' || s[k] == '_' || s[k] == '.'))
+      return std::nullopt;
+  size_t h = at + 1;
+  while (h < s.size() && (is_alpha(s[h]) || is_digit(s[h]) || s[h] == '-' || s[h] == '.' ||
+                          s[h] == '_'))
+    ++h;
+  if (h == at + 1 || h >= s.size()) return std::nullopt;
+  // "host:path$ " or "host path]$ "
+  size_t end = std::string_view::npos;
+  if (!bracket && s[h] == ':') {
+    for (size_t k = h + 1; k + 1 < s.size() && k < h + 256; ++k)
+      if ((s[k] == '$' || s[k] == '#') && (k + 1 == s.size() || s[k + 1] == ' ')) {
+        end = k + 1;
+        break;
+      }
+  } else if (bracket && s[h] == ' ') {
+    size_t close = s.find(']', h);
+    if (close != std::string_view::npos && close + 1 < s.size() &&
+        (s[close + 1] == '$' || s[close + 1] == '#'))
+      end = close + 2;
+  }
+  if (end == std::string_view::npos) return std::nullopt;
+  return ltrim(s.substr(std::min(end, s.size())));
+}
+
+// The file name says the file is a kernel capture (dmesg output, kern.log, a
+// pstore or serial-console dump): its lines are kernel lines by default.
+bool kernel_capture_name(std::string_view path) {
+  size_t slash = path.rfind('/');
+  std::string base(path.substr(slash == std::string_view::npos ? 0 : slash + 1));
+  for (char& ch : base) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  auto starts = [&](const char* p) { return base.rfind(p, 0) == 0; };
+  return starts("dmesg") || starts("kern.log") || starts("kernel.log") || starts("kmsg") ||
+         starts("messages") || starts("console") || starts("pstore") ||
+         base.find("ramoops") != std::string::npos || starts("serial") ||
+         path.find("/pstore/") != std::string_view::npos;
+}
+
+// The pasted command reads the kernel ring buffer ("sudo dmesg -T | grep xid",
+// "journalctl -k").
+bool kernel_capture_command(std::string_view cmd) {
+  cmd = ltrim(cmd);
+  if (cmd.substr(0, 5) == "sudo ") cmd = ltrim(cmd.substr(5));
+  std::string_view first = cmd.substr(0, cmd.find(' '));
+  if (first == "dmesg" || first.substr(first.size() >= 6 ? first.size() - 6 : 0) == "/dmesg")
+    return true;
+  if (first == "journalctl") {
+    std::string_view args = cmd.substr(0, cmd.find('|'));
+    return args.find(" -k") != std::string_view::npos ||
+           args.find(" --dmesg") != std::string_view::npos ||
+           args.find("_TRANSPORT=kernel") != std::string_view::npos;
+  }
+  return (first == "cat" || first == "grep" || first == "zcat" || first == "tail" ||
+          first == "less" || first == "zgrep") &&
+         (cmd.find("kern.log") != std::string_view::npos ||
+          cmd.find("/dmesg") != std::string_view::npos);
 }
 
 // "[Mar 05 2024 10:11:12]" (NVIDIA Fabric Manager).
@@ -421,6 +539,8 @@ void LineParserImpl::begin_file(FileContext c) {
   field_cache_key.clear();
   field_cache_valid = false;
   noted_no_boot = noted_no_year = false;
+  file_kernel_capture = kernel_capture_name(ctx.file);
+  capture_cmd_kernel = false;
   if (auto h = topo.resolve_host(ctx.host_dir)) {
     dir_host = *h;
     dir_known = true;
@@ -543,6 +663,35 @@ void LineParserImpl::syslog_body(std::string_view rest, LogRecord* out, std::str
     }
   }
   *msg = body;
+}
+
+// A syslog kernel line quoted inside other text (an alert, a ticket):
+// "Xid errors on instance: X, Error: May 19 07:08:57 X kernel: [680111.6] NVRM: ...".
+// The quoted line is parsed as the syslog line it is (kernel unless strict).
+bool LineParserImpl::embedded_syslog(std::string_view raw, LogRecord* out, std::string_view* msg) {
+  size_t from = 0;
+  for (int tries = 0; tries < 4; ++tries) {
+    size_t k = raw.find(" kernel: ", from);
+    if (k == std::string_view::npos || k < 17) return false;
+    from = k + 1;
+    size_t hs = raw.rfind(' ', k - 1);
+    if (hs == std::string_view::npos || hs < 15 || hs + 1 >= k) continue;
+    if (!hostname_token(raw.substr(hs + 1, k - hs - 1))) continue;
+    Civil c;
+    for (size_t len : {size_t(15), size_t(16)}) {  // "May 19 07:08:57", "May  9 ..."
+      if (hs < len) continue;
+      size_t t = hs - len;
+      if (bsd_time(raw.substr(t), &c) != len) continue;
+      if (t > 0 && raw[t - 1] != ' ' && raw[t - 1] != '\'' && raw[t - 1] != '"' &&
+          raw[t - 1] != '`' && raw[t - 1] != '(')
+        continue;
+      set_civil(c, true, out);
+      syslog_body(raw.substr(hs + 1), out, msg, false, false);
+      ++stats->embedded_lines;
+      return true;
+    }
+  }
+  return false;
 }
 
 // RFC 5424 after "<PRI>1 ".
@@ -767,6 +916,21 @@ bool LineParserImpl::envelope_in_file(const nlohmann::json& j, LogRecord* out,
 // "host:pid:tid [3] ". They give a rank hint; the host name is ignored.
 void LineParserImpl::app_prefixes(std::string_view* msg, LogRecord* out) {
   int r = -1;
+  // torch.distributed.elastic's "[default7]:" (a local rank, not a global one)
+  // and `kubectl logs --prefix`'s "[pod/name/container] ".
+  if (msg->size() > 10 && (*msg)[0] == '[') {
+    if (msg->substr(1, 7) == "default") {
+      size_t i = 8;
+      while (i < msg->size() && is_digit((*msg)[i]) && i < 14) ++i;
+      if (i > 8 && i + 1 < msg->size() && (*msg)[i] == ']' && (*msg)[i + 1] == ':') {
+        msg->remove_prefix(i + 2);
+        *msg = ltrim(*msg);
+      }
+    } else if (msg->substr(1, 4) == "pod/") {
+      size_t close = msg->find("] ");
+      if (close != std::string_view::npos && close < 256) *msg = ltrim(msg->substr(close + 2));
+    }
+  }
   if (size_t n = rank_prefix(*msg, &r)) {
     out->rank_hint = r;
     msg->remove_prefix(n);
@@ -896,10 +1060,38 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
   Civil c;
   double mono;
 
+  // A pasted shell prompt is not a log line; its command tells what the
+  // following lines are (`dmesg -T | grep -i xid`: kernel lines).
+  if ((c0 == '[' || c0 == '(' || is_alpha(c0)) &&
+      std::memchr(raw.data(), '@', std::min<size_t>(raw.size(), 100)) != nullptr) {
+    if (auto cmd = shell_prompt(raw)) {
+      ++stats->prompt_lines;
+      capture_cmd_kernel = kernel_capture_command(*cmd);
+      return false;
+    }
+  }
+
   if (c0 == '[') {
     int r;
+    double delta;
     if (size_t n = dmesg_mono(raw, &mono)) {
       set_mono(mono, out);
+      out->transport = kTransportKernel;
+      msg = raw.substr(n);
+      known_format = true;
+    } else if ((n = dmesg_reltime(raw, &delta))) {
+      // Relative to the previous line: on its clock when there is one.
+      if (have_time && (last_time.wall || last_time.mono)) {
+        if (last_time.wall) out->time.wall = *last_time.wall + int64_t(delta * 1e6 + 0.5);
+        if (last_time.mono) out->time.mono = *last_time.mono + delta;
+      } else {
+        set_mono(delta, out);
+      }
+      out->transport = kTransportKernel;
+      msg = raw.substr(n);
+      known_format = true;
+    } else if ((n = dmesg_human(raw, &c))) {
+      set_civil(c, true, out);
       out->transport = kTransportKernel;
       msg = raw.substr(n);
       known_format = true;
@@ -1075,9 +1267,18 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
       set_civil(c, true, out);
       msg = raw.substr(n);
       known_format = true;
+    } else if (raw.substr(0, 8) == "kernel: ") {
+      // A syslog line pasted without its time and host ("kernel: NVRM: Xid ...").
+      syslog_body(raw, out, &msg, false, false);
+      known_format = true;
     }
   }
-  (void)known_format;
+  if (!known_format) known_format = embedded_syslog(raw, out, &msg);
+  // A kernel capture (by its file name, or by the pasted command that made it)
+  // holds kernel lines whatever their shape, unless --strict-transport.
+  if (out->transport == kTransportApp && (file_kernel_capture || capture_cmd_kernel) &&
+      !opts.strict_transport)
+    out->transport = kTransportKernel;
 
   app_prefixes(&msg, out);
 

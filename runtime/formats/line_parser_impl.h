@@ -36,6 +36,7 @@ class LineParserImpl {
   bool csv_row(std::string_view s, LogRecord* out, std::string_view* msg);
   bool csv_header(std::string_view s);
   bool sel_line(std::string_view s, LogRecord* out, std::string_view* msg);
+  bool embedded_syslog(std::string_view raw, LogRecord* out, std::string_view* msg);
 
  public:
   // Year of the last line of the current file whose format carried one (0: none yet).
@@ -56,6 +57,9 @@ class LineParserImpl {
   bool have_time = false;
   EventTime last_time;
   Transport last_transport = kTransportApp;
+  // The file is a kernel capture by name (dmesg*, kern.log*, pstore, console),
+  // or a pasted prompt's command read the ring buffer (`dmesg -T | grep xid`).
+  bool file_kernel_capture = false, capture_cmd_kernel = false;
 
   // Year for year-less formats: the file's last dated line, else ctx.year.
   int file_year = 0;

@@ -504,6 +504,91 @@ std::vector<Row> rows() {
     r.msg = "hello";
     v.push_back(r);
   }
+  // ---- real captures as SREs paste them (issue 11) ----
+  {  // dmesg -H first line of a minute; ovro-lwa/lwa-issues#117 (real line); year from the bundle
+    Row r = row("dmesg_H_minute", "[May19 19:57] CMCI storm detected: switching to poll mode");
+    r.year = 2022;
+    r.wall = "2022-05-19T19:57:00.000000Z";
+    r.transport = kTransportKernel;
+    r.msg = "CMCI storm detected: switching to poll mode";
+    v.push_back(r);
+  }
+  {  // dmesg -H / --reltime delta after it (same source); on the previous line's clock
+    Row r = row("dmesg_H_delta", "[  +0.000127] mce: [Hardware Error]: Machine check events logged");
+    r.before = {"[May19 19:57] CMCI storm detected: switching to poll mode"};
+    r.year = 2022;
+    r.wall = "2022-05-19T19:57:00.000127Z";
+    r.transport = kTransportKernel;
+    r.msg = "mce: [Hardware Error]: Machine check events logged";
+    v.push_back(r);
+  }
+  {  // --reltime with no dated line before it: ordered within the host only
+    // rwth-i6/returnn#1500 (real line)
+    Row r = row("dmesg_reltime_no_base",
+                "[  +0.000844] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)");
+    r.mono = 0.000844;
+    r.transport = kTransportKernel;
+    r.msg = "nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)";
+    v.push_back(r);
+  }
+  {  // a syslog kernel line without time and host; NVIDIA/open-gpu-kernel-modules#1150 (real line)
+    Row r = row("bare_kernel_tag",
+                "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 "
+                "caused by previous Xid 149");
+    r.transport = kTransportKernel;
+    r.msg =
+        "NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by "
+        "previous Xid 149";
+    v.push_back(r);
+  }
+  {  // ... which --strict-transport refuses as kernel (forgeable like `logger -t kernel`)
+    Row r = row("bare_kernel_tag_strict", "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1, x");
+    r.strict = true;
+    r.transport = kTransportSyslog;
+    r.msg = "NVRM: Xid (PCI:0000:dc:00): 45, pid=1, x";
+    v.push_back(r);
+  }
+  {  // a syslog kernel line quoted in an alert; huggingface/m4-logs tr-190 chronicles (real line)
+    Row r = row("syslog_quoted_in_alert",
+                "Xid errors on instance: node-0017, Error: May 19 07:08:57 node-0017 kernel: "
+                "[680111.646286] NVRM: Xid (PCI:0000:10:1c): 63, pid=1850, Row Remapper: New row "
+                "marked for remapping, reset gpu to activate");
+    r.year = 2023;
+    r.wall = "2023-05-19T07:08:57.000000Z";
+    r.mono = 680111.646286;
+    r.transport = kTransportKernel;
+    r.msg =
+        "NVRM: Xid (PCI:0000:10:1c): 63, pid=1850, Row Remapper: New row marked for remapping, "
+        "reset gpu to activate";
+    v.push_back(r);
+  }
+  {  // torch elastic's local-rank prefix before PyTorch's own; pytorch/pytorch#113128 (real line)
+    Row r = row("elastic_default_prefix",
+                "[default0]:[rank12]:[E817 17:40:34.227531918 ProcessGroupNCCL.cpp:1515] [PG 0 "
+                "(default_pg) Rank 12] Process group watchdog thread terminated with exception: "
+                "CUDA error: uncorrectable ECC error encountered");
+    r.year = 2024;
+    r.wall = "2024-08-17T17:40:34.227531Z";
+    r.rank = 12;
+    r.msg =
+        "[PG 0 (default_pg) Rank 12] Process group watchdog thread terminated with exception: "
+        "CUDA error: uncorrectable ECC error encountered";
+    v.push_back(r);
+  }
+  {  // kubectl logs --prefix (invented framing around a real NCCL line of NVIDIA/nccl#905)
+    Row r = row("kubectl_prefix", "[pod/trainer-0/main] NCCL WARN NET/IB : Got async event : port error");
+    r.msg = "NCCL WARN NET/IB : Got async event : port error";
+    v.push_back(r);
+  }
+  {  // gpud's synthetic 9-digit uptime with a 3-digit fraction (peer-parity case 3)
+    Row r = row("dmesg_long_uptime",
+                "[111111111.111] NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, "
+                "GPU has fallen off the bus.");
+    r.mono = 111111111.111;
+    r.transport = kTransportKernel;
+    r.msg = "NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.";
+    v.push_back(r);
+  }
   return v;
 }
 
@@ -514,13 +599,15 @@ INSTANTIATE_TEST_SUITE_P(Formats, Formats, ::testing::ValuesIn(rows()),
 
 struct Fixture {
   FormatStats stats;
-  LineParser p{topo(), FormatOptions{}, &stats};
+  LineParser p;
   LogRecord rec;
   uint64_t n = 0;
-  explicit Fixture(std::optional<int> year = std::nullopt, std::string dir = "node-0017") {
+  explicit Fixture(std::optional<int> year = std::nullopt, std::string dir = "node-0017",
+                   std::string file = "f.log", FormatOptions opts = {})
+      : p{topo(), opts, &stats} {
     FileContext ctx;
     ctx.host_dir = dir;
-    ctx.file = "hosts/" + dir + "/f.log";
+    ctx.file = "hosts/" + dir + "/" + file;
     ctx.year = year;
     p.begin_file(ctx);
   }
@@ -538,6 +625,42 @@ TEST(FormatSequences, CriPartialLinesJoinTheFinalLine) {
   EXPECT_EQ(format_time_us(*f.rec.time.wall),
             "2024-03-05T10:11:12.000000Z");  // the first part's time
   EXPECT_EQ(f.stats.cri_partial_joined, 2u);
+}
+
+// A pasted prompt is skipped and counted; its command makes the following
+// untimed lines kernel lines (lyulyul/shine-cluster#171 shows the prompt form).
+TEST(FormatSequences, PastedPromptIsSkippedAndItsCommandSetsTheTransport) {
+  Fixture f;
+  EXPECT_FALSE(f.parse("user@gpu-07:~$ dmesg -T | grep -i xid"));
+  EXPECT_EQ(f.stats.prompt_lines, 1u);
+  ASSERT_TRUE(f.parse("NVRM: Xid (PCI:0000:dc:00): 79, GPU has fallen off the bus."));
+  EXPECT_EQ(f.rec.transport, kTransportKernel);
+  EXPECT_FALSE(f.parse("(htranstrack) wangcui@hoth:~/shared/STGTrack/H-TransTrack_test2$ nvidia-smi"));
+  ASSERT_TRUE(f.parse("Unable to determine the device handle for GPU 0000:1C:00.0: Unknown Error"));
+  EXPECT_EQ(f.rec.transport, kTransportApp);  // nvidia-smi output is the tool's, not the kernel's
+  EXPECT_FALSE(f.parse("[root@node-0017 ~]# journalctl -k --no-pager"));
+  ASSERT_TRUE(f.parse("NVRM: Xid (PCI:0000:dc:00): 79, GPU has fallen off the bus."));
+  EXPECT_EQ(f.rec.transport, kTransportKernel);
+  // an e-mail address is not a prompt
+  ASSERT_TRUE(f.parse("contact admin@example.com for access"));
+}
+
+// A file that is a kernel capture by name holds kernel lines whatever their
+// shape, unless --strict-transport.
+TEST(FormatSequences, KernelCaptureByFileName) {
+  for (const char* name : {"dmesg.txt", "kern.log.1", "console-ramoops-0", "messages"}) {
+    Fixture f(std::nullopt, "node-0017", name);
+    ASSERT_TRUE(f.parse("NVRM: Xid (PCI:0000:dc:00): 79, GPU has fallen off the bus."));
+    EXPECT_EQ(f.rec.transport, kTransportKernel) << name;
+  }
+  Fixture app(std::nullopt, "node-0017", "train.log");
+  ASSERT_TRUE(app.parse("NVRM: Xid (PCI:0000:dc:00): 79, GPU has fallen off the bus."));
+  EXPECT_EQ(app.rec.transport, kTransportApp);
+  FormatOptions strict;
+  strict.strict_transport = true;
+  Fixture st(std::nullopt, "node-0017", "dmesg.txt", strict);
+  ASSERT_TRUE(st.parse("NVRM: Xid (PCI:0000:dc:00): 79, GPU has fallen off the bus."));
+  EXPECT_EQ(st.rec.transport, kTransportApp);
 }
 
 TEST(FormatSequences, YearRollsOverInOneFile) {
