@@ -45,6 +45,7 @@ struct RootCause {
   std::string component;    // optional finer part
   std::string description;  // placeholders expanded
   Severity severity = Severity::info;
+  std::string nature;  // the KB's: hardware, driver, firmware, application, software, environment
   bool latent = false;
   std::vector<ChainLink> chain;  // root first, trigger (or the symptom reached) last
   int explains = 0;              // how many of the incident's symptoms it explains

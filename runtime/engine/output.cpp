@@ -62,6 +62,7 @@ json diag_json(const Diagnosis& d) {
     rj["event"] = r.event;
     rj["score"] = round3(r.score);
     rj["severity"] = to_string(r.severity);
+    if (!r.nature.empty()) rj["nature"] = r.nature;
     rj["action"] = r.action;
     if (!r.remediation.empty()) rj["remediation"] = r.remediation;
     if (!r.component.empty()) rj["component"] = r.component;
@@ -225,6 +226,8 @@ std::string diagnosis_to_text(const Diagnosis& d) {
     s += "\nEviction set:";
     for (auto& e : d.eviction_set) s += " " + e;
     s += "\n";
+  } else if (!d.root_causes.empty()) {
+    s += "\nEviction set: none (the root cause is not a hardware fault to drain; see its action)\n";
   }
   if (!d.notes.empty()) {
     s += "\nNotes:\n";

@@ -1132,6 +1132,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
       remediation = h.latent->remediation;
       description = h.latent->description;
       rc.severity = h.latent->severity;
+      rc.nature = h.latent->nature;
       host = h.host;
       rc.latent = true;
       std::string t = h.t_est == kNoWall ? std::string("the failure") : format_time_us(h.t_est);
@@ -1155,6 +1156,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
       remediation = s ? s->remediation : "";
       description = s ? s->description : "";
       rc.severity = s ? s->severity : Severity::info;
+      rc.nature = s ? s->nature : "";
       host = ev->host;
       if (host.empty())
         if (auto info = topo_.device(ev->device)) host = info->host;
@@ -1191,7 +1193,17 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
       if (!l.ev.time.wall && !l.ev.latent) nowall_in_chain = true;
     d.root_causes.push_back(std::move(rc));
   }
-  if (!d.root_causes.empty()) {
+  // Only hardware is evicted (docs/language.md §5, `nature`): a user-code,
+  // configuration, software or storage root gets an action, not a drain; a
+  // minor hardware finding (a remap pending) is acted on without one.
+  const bool evict = !d.root_causes.empty() && d.root_causes[0].nature == "hardware" &&
+                     d.root_causes[0].severity >= Severity::major;
+  if (!d.root_causes.empty() && !evict)
+    note("no eviction: the root cause is " +
+         (d.root_causes[0].nature.empty() ? std::string("not hardware") : d.root_causes[0].nature) +
+         (d.root_causes[0].nature == "hardware" ? " of minor severity" : "") +
+         " (" + d.root_causes[0].fault_class + "); follow its action instead of draining devices");
+  if (evict) {
     d.eviction_set.push_back(d.root_causes[0].device);
     uint32_t top = scored[0].node;
     for (auto& [loser, winner] : sympathetic_to_)
