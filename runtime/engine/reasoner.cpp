@@ -1193,15 +1193,21 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
       if (!l.ev.time.wall && !l.ev.latent) nowall_in_chain = true;
     d.root_causes.push_back(std::move(rc));
   }
-  // Only hardware is evicted (docs/language.md §5, `nature`): a user-code,
-  // configuration, software or storage root gets an action, not a drain; a
-  // minor hardware finding (a remap pending) is acted on without one.
-  const bool evict = !d.root_causes.empty() && d.root_causes[0].nature == "hardware" &&
+  // Only devices at fault are evicted (docs/language.md §5, `nature`): an
+  // application, software or environment root (user code, configuration,
+  // storage) gets an action, not a drain; a minor finding (a remap pending)
+  // is acted on without one.
+  auto non_hardware = [](const std::string& n) {
+    return n == "application" || n == "software" || n == "environment";
+  };
+  const bool evict = !d.root_causes.empty() && !non_hardware(d.root_causes[0].nature) &&
                      d.root_causes[0].severity >= Severity::major;
   if (!d.root_causes.empty() && !evict)
     note("no eviction: the root cause is " +
-         (d.root_causes[0].nature.empty() ? std::string("not hardware") : d.root_causes[0].nature) +
-         (d.root_causes[0].nature == "hardware" ? " of minor severity" : "") +
+         (non_hardware(d.root_causes[0].nature)
+              ? d.root_causes[0].nature
+              : d.root_causes[0].nature + " of " + to_string(d.root_causes[0].severity) +
+                    " severity") +
          " (" + d.root_causes[0].fault_class + "); follow its action instead of draining devices");
   if (evict) {
     d.eviction_set.push_back(d.root_causes[0].device);

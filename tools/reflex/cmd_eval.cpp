@@ -513,7 +513,7 @@ int run_eval(int argc, char** argv) {
                    {"setup_p50", quantile(setups, 0.5)}};
     json bs = json::array(), bc = json::array(), rs = json::array();
     for (auto& [k, g] : by_scen) bs.push_back(g.to_json("scenario", k));
-    for (auto& [k, g] : by_class) bc.push_back(g.to_json("fault_class", k));
+    for (auto& [k, g] : by_class) bc.push_back(g.to_json("class", k));
     for (const auto& r : results) {
       json p = json::array();
       for (size_t i = 0; i < r.pred.size() && i < 3; ++i)
