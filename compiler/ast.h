@@ -75,7 +75,7 @@ struct RelationExpr {
 struct Member {
   enum class Kind {
     on, from, match, field, when, locate, class_, severity, nature, description, action,
-    remediation, symptom, aggregate, dedup, baseline, example, near_miss, allow, silent,
+    remediation, symptom, aggregate, dedup, baseline, example, near_miss, allow, silent, suspect,
     cause, where, within, skew, strength, topology, log, bundle, expect_root, expect_no_root,
     expect_event, cleared_by,
   };

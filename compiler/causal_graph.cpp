@@ -18,7 +18,7 @@ CausalGraph build_causal_graph(const KnowledgeBase& kb) {
     cg.nodes.push_back({name, latent, symptom, root, std::move(loc)});
   };
   for (const auto& s : kb.signatures)
-    add(s.name, false, s.symptom != SymptomKind::none, !s.fault_class.empty(), s.loc);
+    if (!s.suspect) add(s.name, false, s.symptom != SymptomKind::none, !s.fault_class.empty(), s.loc);
   for (const auto& l : kb.latents) add(l.name, true, false, !l.fault_class.empty(), l.loc);
   cg.g = CausalGraph::Graph(cg.nodes.size());
   for (const auto& r : kb.rules) {
@@ -170,6 +170,7 @@ std::string causal_graph_dot(const KnowledgeBase& kb) {
   std::ostringstream os;
   os << "digraph reflex {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n";
   for (const auto& s : kb.signatures) {
+    if (s.suspect) continue;
     os << "  \"" << dot_escape(s.name) << "\" [label=\"" << dot_escape(s.name) << "\\n"
        << to_string(s.kind);
     if (!s.fault_class.empty()) os << " / " << dot_escape(s.fault_class);
@@ -197,6 +198,7 @@ std::string causal_graph_json(const KnowledgeBase& kb) {
   using nlohmann::json;
   json nodes = json::array(), edges = json::array();
   for (const auto& s : kb.signatures)
+    if (!s.suspect)
     nodes.push_back({{"name", s.name},
                      {"type", "signature"},
                      {"device", to_string(s.kind)},

@@ -38,6 +38,7 @@ std::string member_keyword(Member::Kind k) {
     case K::near_miss: return "near_miss";
     case K::allow: return "allow";
     case K::silent: return "silent";
+    case K::suspect: return "suspect";
     case K::cause: return "->";
     case K::where: return "where";
     case K::within: return "within";
@@ -607,6 +608,7 @@ void pass_signatures(Sema& s) {
             }
           }
           break;
+        case K::suspect: sig.suspect = true; break;
         case K::cleared_by:
           // Names are checked once every signature is known (pass_rules).
           if (!m->values.empty()) {
@@ -712,6 +714,24 @@ void pass_signatures(Sema& s) {
         auto& d = s.diags.report(DiagId::missing_statement, r.decl->name.range,
                                  "signature '" + name + "' has no `match`", c.allows);
         DiagEngine::note(d, "a signature without a pattern can only be `abstract`");
+        r.ok = false;
+      }
+    }
+    // A `suspect` only flags lines: it is never an event, so it cannot be a
+    // root cause, a symptom, a storm or a multi-line message.
+    if (sig.suspect) {
+      const char* bad = !sig.fault_class.empty()                  ? "class"
+                        : sig.symptom != SymptomKind::none        ? "symptom"
+                        : sig.patterns.size() > 1                 ? "match ... then"
+                        : sig.aggregate.count_at_least > 0        ? "aggregate"
+                        : !sig.baseline.field.empty()             ? "baseline"
+                        : !sig.cleared_by.empty()                 ? "cleared_by"
+                                                                  : nullptr;
+      if (bad) {
+        auto& d = s.diags.report(DiagId::misplaced_statement, r.decl->name.range,
+                                 "signature '" + name + "' is a `suspect` and has `" + bad + "`",
+                                 c.allows);
+        DiagEngine::note(d, "a suspect is never an event; it reports lines no signature recognised");
         r.ok = false;
       }
     }

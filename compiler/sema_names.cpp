@@ -194,7 +194,7 @@ bool allowed_in(const Decl& d, Member::Kind k) {
         case K::on: case K::from: case K::match: case K::field: case K::when: case K::locate:
         case K::class_: case K::severity: case K::nature: case K::description: case K::action:
         case K::remediation: case K::symptom: case K::aggregate: case K::dedup: case K::baseline:
-        case K::cleared_by: case K::example: case K::near_miss: case K::allow:
+        case K::cleared_by: case K::example: case K::near_miss: case K::allow: case K::suspect:
           return true;
         default: return false;
       }

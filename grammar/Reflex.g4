@@ -53,6 +53,7 @@ memberBody
   | 'near_miss' STRING ('from' name)?                                   # nearMissMember
   | 'allow' (name | WARNING_NAME)                                       # allowMember
   | 'silent'                                                            # silentMember
+  | 'suspect'                                                           # suspectMember
   | name (',' name)* '->' name (',' name)*                             # causeMember
   | 'where' relation ('and' relation)*                                  # whereMember
   | 'within' duration '..' duration                                     # withinMember
@@ -121,7 +122,7 @@ name
   : ID
   | 'by' | 'as' | 'then' | 'lines' | 'count' | 'above' | 'below' | 'x' | 'median' | 'of' | 'last'
   | 'version' | 'requires' | 'engine' | 'extends' | 'root' | 'no' | 'event' | 'rank'
-  | 'matches' | 'group'
+  | 'matches' | 'group' | 'suspect'
   ;
 
 // ---- lexer ----

@@ -113,6 +113,11 @@ class Engine {
 std::vector<Diagnosis> diagnose_events(const KnowledgeBase& kb, const Topology& topo,
                                        std::vector<Event> events, const EngineOptions& opts = {});
 
+// Notes on what an input held: lines and events (when no root cause was
+// found), lines refused for transport, lines that looked like fault evidence
+// but matched no signature (the KB's `suspect` signatures).
+std::vector<std::string> input_notes(const IngestStats& stats, bool no_root);
+
 // Checks that the engine can run this KB (rule names resolve, requires engine).
 bool validate_kb_for_engine(const KnowledgeBase& kb, std::string* error);
 

@@ -29,6 +29,13 @@ struct IngestOptions {
   bool chunk_mode = true;
 };
 
+// A line that looked like fault evidence but matched no signature.
+struct UnrecognizedLine {
+  std::string suspect;   // the KB's `suspect` signature that flagged it
+  std::string evidence;  // "hosts/node-1/kern.log:12"
+  std::string line;      // raw, cut at 300 bytes
+};
+
 struct IngestStats {
   uint64_t lines = 0, bytes = 0;
   uint64_t matched_lines = 0, events = 0;
@@ -44,6 +51,14 @@ struct IngestStats {
   uint64_t below_baseline = 0, incomplete_multiline = 0;
   uint64_t prefilter_rejects = 0, rejected_by_when = 0;
   uint64_t transport_mismatch = 0;  // pattern matched, but not through the signature's `from`
+  // Lines refused for transport only (no signature took them), per file: a
+  // kernel message that arrived as an app line, say.
+  std::map<std::string, uint64_t> transport_refused_by_file;
+  // What Reflex did not understand: lines a `suspect` flagged that matched no
+  // signature, per suspect, and the first few of them.
+  uint64_t unrecognized_lines = 0;
+  std::map<std::string, uint64_t> unrecognized_by_suspect;
+  std::vector<UnrecognizedLine> unrecognized_samples;
   uint64_t skipped_files = 0;       // unreadable/binary files under hosts/ (formats)
   // The pattern database came precompiled with the artifact (no compile at start).
   bool precompiled_patterns = false;

@@ -146,6 +146,10 @@ struct Signature {
   double clear_within_s = 0;
   std::vector<Example> examples;
   std::vector<Example> near_misses;
+  // `suspect`: not an event. A line it matches that no other signature
+  // recognised "looks like fault evidence" and is reported as not understood
+  // (counted and sampled by ingest), so a new log shape shows the first time.
+  bool suspect = false;
 };
 
 struct Latent {

@@ -67,7 +67,8 @@ void to_json(json& j, const Signature& s) {
            {"cleared_by", s.cleared_by},
            {"clear_within_s", s.clear_within_s},
            {"examples", s.examples},
-           {"near_misses", s.near_misses}};
+           {"near_misses", s.near_misses},
+           {"suspect", s.suspect}};
   if (s.when) j["when"] = *s.when;
 }
 
@@ -95,6 +96,7 @@ void from_json(const json& j, Signature& s) {
   s.clear_within_s = j.value("clear_within_s", d.clear_within_s);
   s.examples = j.value("examples", d.examples);
   s.near_misses = j.value("near_misses", d.near_misses);
+  s.suspect = j.value("suspect", d.suspect);
   if (j.contains("when")) s.when = j.at("when").get<Condition>();
 }
 

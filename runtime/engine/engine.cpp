@@ -213,6 +213,12 @@ struct Engine::Impl {
     a.folded_by_dedup += b.folded_by_dedup;
     a.below_aggregate += b.below_aggregate;
     for (auto& [k, v] : b.per_signature_hits) a.per_signature_hits[k] += v;
+    a.transport_mismatch += b.transport_mismatch;
+    for (auto& [k, v] : b.transport_refused_by_file) a.transport_refused_by_file[k] += v;
+    a.unrecognized_lines += b.unrecognized_lines;
+    for (auto& [k, v] : b.unrecognized_by_suspect) a.unrecognized_by_suspect[k] += v;
+    for (auto& u : b.unrecognized_samples)
+      if (a.unrecognized_samples.size() < 10) a.unrecognized_samples.push_back(u);
     for (auto& n : b.notes)
       if (std::find(a.notes.begin(), a.notes.end(), n) == a.notes.end()) a.notes.push_back(n);
   }
@@ -485,6 +491,49 @@ void Engine::flush() {
   });
 }
 
+namespace {
+
+std::string top_counts(const std::map<std::string, uint64_t>& m, size_t k) {
+  std::vector<std::pair<std::string, uint64_t>> v(m.begin(), m.end());
+  std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < k; ++i)
+    s += (i ? ", " : "") + v[i].first + " x" + std::to_string(v[i].second);
+  if (v.size() > k) s += ", ...";
+  return s;
+}
+
+}  // namespace
+
+// What the input held, what was refused and what was not understood: a
+// report that names no root cause still says what it saw (issue 11).
+std::vector<std::string> input_notes(const IngestStats& st, bool no_root) {
+  std::vector<std::string> n;
+  if (no_root)
+    n.push_back("input: " + std::to_string(st.lines) + " line(s) read, " +
+                std::to_string(st.events) + " event(s) recognised" +
+                (st.per_signature_hits.empty() ? std::string()
+                                               : " (" + top_counts(st.per_signature_hits, 6) + ")"));
+  uint64_t refused = 0;
+  for (auto& [f, c] : st.transport_refused_by_file) refused += c;
+  if (refused)
+    n.push_back("refused for transport: " + std::to_string(refused) +
+                " line(s) match signatures only through another transport (a kernel message "
+                "that did not arrive as a kernel line): " +
+                top_counts(st.transport_refused_by_file, 4) +
+                "; give kernel captures a kernel file name (dmesg*, kern.log*) or pass them as "
+                "kernel envelopes");
+  if (st.unrecognized_lines) {
+    std::string s = "not understood: " + std::to_string(st.unrecognized_lines) +
+                    " line(s) look like fault evidence but match no signature (" +
+                    top_counts(st.unrecognized_by_suspect, 5) + ")";
+    for (size_t i = 0; i < st.unrecognized_samples.size() && i < 3; ++i)
+      s += "; " + st.unrecognized_samples[i].evidence + ": " + st.unrecognized_samples[i].line;
+    n.push_back(s);
+  }
+  return n;
+}
+
 std::vector<Diagnosis> Engine::diagnose_all() {
   std::vector<Diagnosis> v;
   impl_->locked([&] {
@@ -493,6 +542,9 @@ std::vector<Diagnosis> Engine::diagnose_all() {
 #endif
     v = batch(*impl_->kb, *impl_->ki, *impl_->topo, *impl_->ix, impl_->o);
   });
+  IngestStats st = stats().ingest;
+  for (auto& d : v)
+    for (auto& n : input_notes(st, d.root_causes.empty())) d.notes.push_back(n);
   return v;
 }
 

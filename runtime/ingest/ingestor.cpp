@@ -444,12 +444,16 @@ struct Ingestor::Impl {
     if (hits.empty()) return;
     const auto& pats = matcher.patterns();
     const auto& sigs = matcher.signatures();
-    bool matched = false;
+    bool matched = false, recognised = false, refused = false;
+    uint32_t suspect = UINT32_MAX;
     for (uint32_t p : hits) {
       const ingest::PatternInfo& pi = pats[p];
       if (pi.first_of.empty()) continue;
       if (!(pi.first_sources & rec.transport)) {
-        if (hit_in_msg(p, rec)) ++stats.transport_mismatch;
+        if (hit_in_msg(p, rec)) {
+          ++stats.transport_mismatch;
+          refused = true;
+        }
         continue;
       }
       caps.clear();
@@ -461,10 +465,16 @@ struct Ingestor::Impl {
       }
       for (uint32_t si : pi.first_of) {
         const ingest::SigInfo& s = sigs[si];
-        if (!(s.sig->sources & rec.transport)) {
-          ++stats.transport_mismatch;
+        if (s.sig->suspect) {  // judged after the line's real signatures
+          if (suspect == UINT32_MAX) suspect = si;
           continue;
         }
+        if (!(s.sig->sources & rec.transport)) {
+          ++stats.transport_mismatch;
+          refused = true;
+          continue;
+        }
+        recognised = true;
         if (s.part_pattern.size() > 1) {
           start_pending(si, caps, rec);
           matched = true;
@@ -488,6 +498,25 @@ struct Ingestor::Impl {
       }
     }
     if (matched) ++stats.matched_lines;
+    if (refused && !recognised) ++stats.transport_refused_by_file[std::string(rec.file)];
+    if (suspect != UINT32_MAX && !recognised && !refused) note_unrecognised(suspect, rec);
+  }
+
+  // A line that looks like fault evidence (a `suspect` matched) but that no
+  // signature recognised: counted per suspect, the first few kept verbatim.
+  void note_unrecognised(uint32_t si, const LogRecord& rec) {
+    ++stats.unrecognized_lines;
+    const std::string& name = matcher.signatures()[si].sig->name;
+    uint64_t& n = stats.unrecognized_by_suspect[name];
+    ++n;
+    constexpr size_t kSamples = 10, kPerSuspect = 3, kMaxLine = 300;
+    if (n <= kPerSuspect && stats.unrecognized_samples.size() < kSamples) {
+      UnrecognizedLine u;
+      u.suspect = name;
+      u.evidence = std::string(rec.file) + ":" + std::to_string(rec.line_no);
+      u.line = std::string(rec.raw.substr(0, kMaxLine));
+      stats.unrecognized_samples.push_back(std::move(u));
+    }
   }
 
   void end_of_file_stream() {

@@ -71,6 +71,13 @@ ojson stats_json(const IngestStats& s) {
   j["skipped_files"] = s.skipped_files;
   j["precompiled_patterns"] = s.precompiled_patterns;
   j["per_signature_hits"] = s.per_signature_hits;
+  j["transport_refused_by_file"] = s.transport_refused_by_file;
+  j["unrecognized_lines"] = s.unrecognized_lines;
+  j["unrecognized_by_suspect"] = s.unrecognized_by_suspect;
+  ojson samples = ojson::array();
+  for (const auto& u : s.unrecognized_samples)
+    samples.push_back({{"suspect", u.suspect}, {"evidence", u.evidence}, {"line", u.line}});
+  j["unrecognized_samples"] = samples;
   return j;
 }
 

@@ -405,6 +405,7 @@ int run_kb_tests(int argc, char** argv) {
   size_t sig_total = 0, sig_hit = 0, lat_hit = 0, exp_hit = 0;
   std::vector<std::string> sig_miss, rule_miss, lat_miss;
   for (const Signature& s : kb.signatures) {
+    if (s.suspect) continue;  // never an event: nothing for a test to recognise
     ++sig_total;
     if (ex.signatures.count(s.name))
       ++sig_hit;
