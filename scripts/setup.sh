@@ -8,7 +8,7 @@ PACKAGES=(
   antlr4 libantlr4-runtime-dev
   libboost-graph-dev libsqlite3-dev libspdlog-dev libgtest-dev
   libhyperscan-dev libre2-dev nlohmann-json3-dev libcli11-dev libbenchmark-dev
-  zlib1g-dev ripgrep graphviz
+  zlib1g-dev libarchive-dev ripgrep graphviz
 )
 
 missing=()

@@ -335,7 +335,8 @@ bool for_each_bundle_block(const std::string& bundle_dir,
           continue;
         }
         if (!f->is_regular_file(ec)) continue;
-        std::string rel = fs::relative(f->path(), h.path, ec).generic_string();
+        // Lexical: a symlinked file keeps its name in the bundle (not its target's).
+        std::string rel = f->path().lexically_relative(h.path).generic_string();
         if (f.depth() == 0 && is_special_file(rel)) {
           std::string v = read_small_file(f->path());
           if (rel == "boot_time") {

@@ -541,6 +541,12 @@ void LineParserImpl::begin_file(FileContext c) {
   noted_no_boot = noted_no_year = false;
   file_kernel_capture = kernel_capture_name(ctx.file);
   capture_cmd_kernel = false;
+  {
+    size_t slash = ctx.file.rfind('/');
+    bug_report = ctx.file.compare(slash == std::string::npos ? 0 : slash + 1, 17,
+                                  "nvidia-bug-report") == 0;
+  }
+  section_header_pending = false;
   if (auto h = topo.resolve_host(ctx.host_dir)) {
     dir_host = *h;
     dir_known = true;
@@ -1059,6 +1065,28 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
   const char c0 = raw[0];
   Civil c;
   double mono;
+
+  // nvidia-bug-report.log: sections open with a rule of underscores and a
+  // header naming the command or file they hold ("dmesg:", "*** /var/log/
+  // kern.log"); a section of the kernel ring buffer holds kernel lines.
+  if (bug_report) {
+    if (raw.size() >= 20 && raw.find_first_not_of('_') == std::string_view::npos) {
+      capture_cmd_kernel = false;
+      section_header_pending = true;
+      ++stats->prompt_lines;
+      return false;
+    }
+    if (section_header_pending) {
+      section_header_pending = false;
+      std::string_view h = trim(raw);
+      if (h.substr(0, 4) == "*** ") h = ltrim(h.substr(4));
+      if (!h.empty() && h.back() == ':') h.remove_suffix(1);
+      capture_cmd_kernel = kernel_capture_command(h) || kernel_capture_name(h) ||
+                           h.substr(0, 25) == "Scanning kernel log files";
+      ++stats->prompt_lines;
+      return false;
+    }
+  }
 
   // A pasted shell prompt is not a log line; its command tells what the
   // following lines are (`dmesg -T | grep -i xid`: kernel lines).

@@ -60,6 +60,8 @@ class LineParserImpl {
   // The file is a kernel capture by name (dmesg*, kern.log*, pstore, console),
   // or a pasted prompt's command read the ring buffer (`dmesg -T | grep xid`).
   bool file_kernel_capture = false, capture_cmd_kernel = false;
+  // nvidia-bug-report.log: the next non-empty line is a section header.
+  bool bug_report = false, section_header_pending = false;
 
   // Year for year-less formats: the file's last dated line, else ctx.year.
   int file_year = 0;

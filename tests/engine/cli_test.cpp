@@ -343,6 +343,64 @@ TEST(Cli, ShippedKbOnTheDemoBundleSameEitherWay) {
   EXPECT_EQ(ja["root_causes"][0]["device"], "node-0018/pcie/0000:5c:00.0");
 }
 
+// Inputs as SREs have them (issue 11): plain files, stdin and a packed bundle
+// give the same root as the bundle directory.
+TEST(Cli, FilesStdinAndTarballAreInputsToo) {
+  const std::string kb = std::string(REFLEX_SOURCE_DIR) + "/kb";
+  const std::string bundle = std::string(REFLEX_SOURCE_DIR) + "/examples/incident-pcie";
+  TempDir t;
+  // A .tar.gz of the bundle, with its directory inside (`tar czf b.tgz incident-pcie`).
+  const std::string tgz = (t.path / "incident.tar.gz").string();
+  ASSERT_EQ(std::system(("tar -C " + std::string(REFLEX_SOURCE_DIR) + "/examples -czf " + tgz +
+                         " incident-pcie")
+                            .c_str()),
+            0);
+  Result a = run({"diagnose", "--kb", kb, tgz});
+  ASSERT_EQ(a.rc, 0) << a.err;
+  json ja = json::parse(a.out);
+  ASSERT_FALSE(ja["root_causes"].empty());
+  EXPECT_EQ(ja["root_causes"][0]["device"], "node-0018/pcie/0000:5c:00.0");
+
+  // The switch host's kernel log alone, named by path: the host comes from
+  // its directory (kern.log names no host), the evidence keeps the path.
+  const std::string kern = bundle + "/hosts/node-0018/kern.log";
+  Result f = run({"diagnose", "--kb", kb, "--topology", bundle + "/topology.json", kern});
+  ASSERT_EQ(f.rc, 0) << f.err;
+  json jf = json::parse(f.out);
+  ASSERT_FALSE(jf["root_causes"].empty());
+  EXPECT_EQ(jf["root_causes"][0]["device"], "node-0018/pcie/0000:5c:00.0");
+  EXPECT_EQ(jf["root_causes"][0]["chain"][0]["evidence"].get<std::string>().rfind(kern + ":", 0),
+            0u)
+      << jf.dump(2);
+
+  // The same lines on stdin with --host.
+  std::ifstream in(kern);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Result p = run({"diagnose", "--kb", kb, "--topology", bundle + "/topology.json", "--host",
+                  "node-0018", "-"},
+                 text);
+  ASSERT_EQ(p.rc, 0) << p.err;
+  json jp = json::parse(p.out);
+  ASSERT_FALSE(jp["root_causes"].empty());
+  EXPECT_EQ(jp["root_causes"][0]["device"], "node-0018/pcie/0000:5c:00.0");
+  EXPECT_EQ(jp["root_causes"][0]["chain"][0]["evidence"].get<std::string>().rfind("<stdin>:", 0),
+            0u);
+
+  // Bad inputs: a clear error and exit 2, never a crash.
+  write(t.path / "junk.tgz", "not an archive");
+  for (const std::vector<std::string>& bad :
+       std::vector<std::vector<std::string>>{{(t.path / "junk.tgz").string()},
+                                             {(t.path / "missing.log").string()},
+                                             {bundle, kern},
+                                             {"-", "-"}}) {
+    std::vector<std::string> args{"diagnose", "--kb", kb};
+    args.insert(args.end(), bad.begin(), bad.end());
+    Result r = run(args);
+    EXPECT_EQ(r.rc, 2) << bad.front() << "\n" << r.err;
+    EXPECT_NE(r.err.find("reflex diagnose: "), std::string::npos) << r.err;
+  }
+}
+
 TEST(Cli, TextAndDotFormats) {
   TempDir d;
   cascade_bundle(d.path, 2, 1, 5);

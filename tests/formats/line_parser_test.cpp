@@ -663,6 +663,26 @@ TEST(FormatSequences, KernelCaptureByFileName) {
   EXPECT_EQ(st.rec.transport, kTransportApp);
 }
 
+// nvidia-bug-report.log: the section rule and header are skipped; the "dmesg:"
+// section holds kernel lines, the nvidia-smi section does not (section layout
+// of nvidia-bug-report.sh: a rule of underscores, a blank line, the header).
+TEST(FormatSequences, BugReportSectionsSetTheTransport) {
+  Fixture f(std::nullopt, "node-0017", "nvidia-bug-report.log");
+  const std::string rule(44, '_');
+  EXPECT_FALSE(f.parse(rule));
+  EXPECT_FALSE(f.parse(""));
+  EXPECT_FALSE(f.parse("dmesg:"));
+  ASSERT_TRUE(f.parse("NVRM: Xid (PCI:0000:dc:00): 79, GPU has fallen off the bus."));
+  EXPECT_EQ(f.rec.transport, kTransportKernel);
+  EXPECT_FALSE(f.parse(rule));
+  EXPECT_FALSE(f.parse("/usr/bin/nvidia-smi --query"));
+  ASSERT_TRUE(f.parse("Unable to determine the device handle for GPU 0000:1C:00.0: Unknown Error"));
+  EXPECT_EQ(f.rec.transport, kTransportApp);
+  // the same rule in another file is a line like any other
+  Fixture g;
+  EXPECT_TRUE(g.parse(rule));
+}
+
 TEST(FormatSequences, YearRollsOverInOneFile) {
   Fixture f(2024);
   ASSERT_TRUE(f.parse("Dec 31 23:59:59 node-0017 kernel: a"));

@@ -1,11 +1,14 @@
 // `reflex diagnose --kb KB [--topology FILE] [--format json|text|dot]
-//                  [--events FILE|-] [--settle DUR] [--skew DUR] [BUNDLE]`
-// Batch diagnosis of an incident bundle (spec §3, §5, §7), or of the JSONL that
-// `reflex events` printed (so matching can run beside each host's log shipper
-// and only events travel). Exit 0 even with no root cause; 2 for bad input.
+//                  [--events FILE|-] [--settle DUR] [--skew DUR] [--host H] INPUT...`
+// Batch diagnosis of an incident bundle (spec §3, §5, §7) — a directory, a tar
+// archive of one, or plain log files and `-` (stdin) as SREs have them — or of
+// the JSONL that `reflex events` printed (so matching can run beside each
+// host's log shipper and only events travel). Exit 0 even with no root cause;
+// 2 for bad input.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -20,6 +23,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "inputs.h"
 #include "reflex/compiler.h"
 #include "reflex/engine.h"
 #include "reflex/topology.h"
@@ -51,7 +55,8 @@ bool parse_dur(const std::string& text, const char* opt, double* out) {
 int run_diagnose(int argc, char** argv) {
   CLI::App app{"Diagnose an incident bundle (or recognized events) and print the root causes",
                "reflex diagnose"};
-  std::string kb_path, topo_path, format = "json", events_path, settle, skew, bundle;
+  std::string kb_path, topo_path, format = "json", events_path, settle, skew, host;
+  std::vector<std::string> inputs;
   bool strict = false;
   app.add_option("--kb", kb_path, "knowledge base: .rfx sources (file/dir) or a built artifact")
       ->required();
@@ -64,21 +69,38 @@ int run_diagnose(int argc, char** argv) {
   app.add_option("--skew", skew, "tolerance between two different clocks (default 2s)");
   app.add_flag("--strict-transport", strict,
                "syslog text tagged 'kernel:' does not count as a kernel line");
-  app.add_option("bundle", bundle, "incident bundle directory (spec §3)");
+  app.add_option("--host", host,
+                 "host of the lines of plain files / stdin that carry no host field "
+                 "(default: the file's name)");
+  app.add_option("input", inputs,
+                 "an incident bundle directory (spec §3), a .tar.gz of one, or log files "
+                 "(- = standard input)");
   if (auto rc = parse_or_exit(app, argc, argv, "reflex diagnose")) return *rc;
   EngineOptions opts;
   opts.ingest.strict_transport = strict;
   if (!parse_dur(settle, "--settle", &opts.settle_s) ||
       !parse_dur(skew, "--skew", &opts.clock_skew_s))
     return 2;
-  if (bundle.empty() && events_path.empty()) {
-    say("missing BUNDLE (an incident directory) or --events FILE");
+  if (inputs.empty() && events_path.empty()) {
+    say("missing input: an incident bundle directory, a .tar.gz of one, log files or - (stdin); "
+        "or --events FILE");
+    return 2;
+  }
+  if (!inputs.empty() && events_path == "-" &&
+      std::find(inputs.begin(), inputs.end(), "-") != inputs.end()) {
+    say("standard input cannot be both --events - and a log input");
     return 2;
   }
   std::error_code ec;
-  if (!bundle.empty() && !fs::is_directory(bundle, ec)) {
-    say(bundle + ": not a directory (expected an incident bundle, spec §3)");
-    return 2;
+  InputSet in_set;
+  std::string bundle;
+  if (!inputs.empty()) {
+    std::string ierr;
+    if (!in_set.prepare(inputs, host, &ierr)) {
+      say(ierr);
+      return 2;
+    }
+    bundle = in_set.bundle_dir();
   }
 
   std::string err;
@@ -114,6 +136,7 @@ int run_diagnose(int argc, char** argv) {
     say("note: " + extra_notes.back());
   }
   for (const std::string& n : topo->notes()) extra_notes.push_back("topology: " + n);
+  for (const std::string& n : in_set.notes()) extra_notes.push_back("input: " + n);
 
   std::vector<Diagnosis> ds;
   if (!events_path.empty()) {
@@ -189,6 +212,15 @@ int run_diagnose(int argc, char** argv) {
   }
   for (auto& d : ds)
     for (auto& n : extra_notes) d.notes.push_back(n);
+  if (in_set.is_files()) {  // evidence as the user named the files
+    for (auto& d : ds) {
+      if (d.trigger) d.trigger->evidence = in_set.map_evidence(d.trigger->evidence);
+      for (auto& rc : d.root_causes)
+        for (auto& l : rc.chain) l.ev.evidence = in_set.map_evidence(l.ev.evidence);
+      for (auto& u : d.unexplained) u.evidence = in_set.map_evidence(u.evidence);
+      for (auto& n : d.notes) n = in_set.map_text(n);
+    }
+  }
 
   std::string out;
   if (format == "text")

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli_common.h"
+#include "inputs.h"
 #include "commands.h"
 #include "reflex/compiler.h"
 #include "reflex/ingest.h"
@@ -86,7 +87,8 @@ ojson stats_json(const IngestStats& s) {
 int run_events(int argc, char** argv) {
   CLI::App app{"Print what Reflex recognized in an incident bundle, one JSON object a line",
                "reflex events"};
-  std::string kb_path, topo_path, bundle, export_fmt, db_path;
+  std::string kb_path, topo_path, export_fmt, db_path, host;
+  std::vector<std::string> inputs;
   bool want_stats = false, strict = false;
   app.add_option("--kb", kb_path, "knowledge base: .rfx sources (file/dir) or a built artifact")
       ->required();
@@ -99,7 +101,12 @@ int run_events(int argc, char** argv) {
                  "print every signature's first-line pattern and exit: re2 (as written), "
                  "unnamed (named groups made plain, for rg -f) or ere (for grep -E -f)")
       ->check(CLI::IsMember({"re2", "unnamed", "ere"}));
-  app.add_option("bundle", bundle, "incident bundle directory (spec §3)");
+  app.add_option("--host", host,
+                 "host of the lines of plain files / stdin that carry no host field "
+                 "(default: the file's name)");
+  app.add_option("input", inputs,
+                 "an incident bundle directory (spec §3), a .tar.gz of one, or log files "
+                 "(- = standard input)");
   if (auto rc = parse_or_exit(app, argc, argv, "reflex events")) return *rc;
 
   std::string err;
@@ -117,15 +124,13 @@ int run_events(int argc, char** argv) {
       std::printf("%s\n", p.c_str());
     return 0;
   }
-  if (bundle.empty()) {
-    note("missing BUNDLE (an incident directory)");
+  InputSet in_set;
+  if (!in_set.prepare(inputs, host, &err)) {
+    note(err);
     return 2;
   }
+  const std::string& bundle = in_set.bundle_dir();
   std::error_code ec;
-  if (!fs::is_directory(bundle, ec)) {
-    note(bundle + ": not a directory (expected an incident bundle, spec §3)");
-    return 2;
-  }
 
   std::unique_ptr<Topology> topo;
   if (topo_path.empty() && fs::exists(fs::path(bundle) / "topology.json", ec))
@@ -190,7 +195,7 @@ int run_events(int argc, char** argv) {
     ojson fields = ojson::object();
     for (auto& [k, v] : ev.fields) fields[k] = v;
     j["fields"] = std::move(fields);
-    j["evidence"] = ev.evidence;
+    j["evidence"] = in_set.is_files() ? in_set.map_evidence(ev.evidence) : ev.evidence;
     j["line"] = ev.line;
     j["transport"] = transport_name(ev.transport);
     if (!ev.time.clock.empty()) j["clock"] = ev.time.clock;  // which clock ts came from (skew)
