@@ -877,9 +877,24 @@ void Reasoner::hypothesise() {
   // Silent latents: the host logged nothing after the hypothesised time while
   // its peers kept logging (judged against the peers, never "who logged least").
   int64_t skew = static_cast<int64_t>(o_.clock_skew_s * 1e6);
+  std::vector<uint32_t> node_of_hyp(hyps_.size(), kNone);
+  for (const auto& [key, hn] : hyp_node_) node_of_hyp[static_cast<size_t>(nodes_[hn].hyp)] = hn;
   for (size_t i = before; i < hyps_.size(); ++i) {
     Hyp& h = hyps_[i];
     if (!h.latent->silent) continue;
+    // A host that logged the effect itself was alive after the cause: its
+    // silence cannot explain it. Without an effect seen by another host the
+    // hypothesis has no ground, whatever the clocks say.
+    bool seen_elsewhere = false;
+    if (uint32_t hn = node_of_hyp[i]; hn != kNone)
+      for (uint32_t e : nodes_[hn].out) {
+        uint32_t en = edges_[e].effect;
+        if (nodes_[en].ev != kNone && ix_.ev(nodes_[en].ev).host != h.host) seen_elsewhere = true;
+      }
+    if (!seen_elsewhere) {
+      h.valid = false;
+      continue;
+    }
     uint32_t hid = h.host.empty() ? kNone : in_.find(h.host);
     if (h.t_est == kNoWall) {
       h.silent_unknown = true;
