@@ -155,6 +155,7 @@ class Reasoner {
   uint32_t node_of(uint32_t ev, bool* added);
   void add_edge(uint32_t cause, uint32_t effect, const Rule* r, bool unknown, bool rival = false);
   uint32_t hyp_node(const Latent* lat, const std::string& dev);
+  std::string most_specific_device(const Event& ev, const std::string& dev) const;
   std::optional<std::vector<std::string>> latent_devices(uint32_t n, const Rule& r,
                                                          const Latent& lat);
   void walk(const std::vector<uint32_t>& start_nodes);
@@ -913,6 +914,21 @@ void Reasoner::hypothesise() {
   }
 }
 
+// Spec §5: the most specific device the evidence supports. A host- or
+// job-level root that one line of one known rank reported (the signature binds
+// the rank that printed it) is that rank's; folded repeats (count > 1) may come
+// from several ranks and keep the coarser device.
+std::string Reasoner::most_specific_device(const Event& ev, const std::string& dev) const {
+  if ((ev.kind != DeviceKind::host && ev.kind != DeviceKind::job) || ev.count != 1) return dev;
+  for (const auto& [name, bound] : ev.bindings) {
+    auto info = topo_.device(bound);
+    if (!info || info->placeholder || info->kind != DeviceKind::rank) continue;
+    if (ev.kind == DeviceKind::host ? info->host == ev.host : bound.rfind(dev + "/", 0) == 0)
+      return bound;
+  }
+  return dev;
+}
+
 EventRef Reasoner::ref_of(uint32_t n) const {
   EventRef r;
   const GNode& g = nodes_[n];
@@ -1178,6 +1194,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
       if (const std::string* comp = ev->field("component")) rc.component = *comp;
     }
     rc.device = root.device;
+    if (ev) rc.device = most_specific_device(*ev, root.device);
     rc.event = root.event;
     std::string std_cls = kb_.standard_class(cls);
     if (std_cls.empty()) std_cls = cls;
