@@ -178,7 +178,8 @@ class CollectingListener : public antlr4::BaseErrorListener {
       static const std::set<std::string> soft = {
           "'by'",      "'as'",       "'then'",   "'lines'",  "'count'", "'above'", "'below'", "'x'",
           "'median'",  "'of'",       "'last'",   "'version'", "'requires'", "'engine'",
-          "'extends'", "'root'",     "'no'",     "'event'",  "'rank'",  "'matches'", "'group'", "'suspect'"};
+          "'extends'", "'root'",     "'no'",     "'event'",  "'rank'",  "'matches'", "'group'", "'suspect'",
+          "'background'"};
       bool name_expected = types.count(ReflexParser::ID) > 0;
       for (size_t t : types) {
         if (name_expected && soft.count(parser->getVocabulary().getLiteralName(t))) continue;
@@ -609,6 +610,10 @@ class Builder {
     }
     if (dynamic_cast<P::SuspectMemberContext*>(b)) {
       m.kind = K::suspect;
+      return m;
+    }
+    if (dynamic_cast<P::BackgroundMemberContext*>(b)) {
+      m.kind = K::background;
       return m;
     }
     if (auto* c = dynamic_cast<P::CauseMemberContext*>(b)) {

@@ -39,6 +39,7 @@ std::string member_keyword(Member::Kind k) {
     case K::allow: return "allow";
     case K::silent: return "silent";
     case K::suspect: return "suspect";
+    case K::background: return "background";
     case K::cause: return "->";
     case K::where: return "where";
     case K::within: return "within";
@@ -609,6 +610,7 @@ void pass_signatures(Sema& s) {
           }
           break;
         case K::suspect: sig.suspect = true; break;
+        case K::background: sig.background = true; break;
         case K::cleared_by:
           // Names are checked once every signature is known (pass_rules).
           if (!m->values.empty()) {
@@ -720,7 +722,8 @@ void pass_signatures(Sema& s) {
     // A `suspect` only flags lines: it is never an event, so it cannot be a
     // root cause, a symptom, a storm or a multi-line message.
     if (sig.suspect) {
-      const char* bad = !sig.fault_class.empty()                  ? "class"
+      const char* bad = sig.background                            ? "background"
+                        : !sig.fault_class.empty()                ? "class"
                         : sig.symptom != SymptomKind::none        ? "symptom"
                         : sig.patterns.size() > 1                 ? "match ... then"
                         : sig.aggregate.count_at_least > 0        ? "aggregate"

@@ -195,6 +195,7 @@ bool allowed_in(const Decl& d, Member::Kind k) {
         case K::class_: case K::severity: case K::nature: case K::description: case K::action:
         case K::remediation: case K::symptom: case K::aggregate: case K::dedup: case K::baseline:
         case K::cleared_by: case K::example: case K::near_miss: case K::allow: case K::suspect:
+        case K::background:
           return true;
         default: return false;
       }
@@ -228,7 +229,8 @@ bool overridable(const std::string& kind, Member::Kind k) {
   if (kind == "rule") return k == K::strength || k == K::within || k == K::skew;
   bool common = k == K::action || k == K::severity || k == K::description || k == K::remediation;
   if (kind == "latent") return common;
-  return common || k == K::aggregate || k == K::dedup || k == K::baseline || k == K::cleared_by;
+  return common || k == K::aggregate || k == K::dedup || k == K::baseline || k == K::cleared_by ||
+         k == K::background;
 }
 
 bool single(Member::Kind k) {

@@ -54,6 +54,7 @@ memberBody
   | 'allow' (name | WARNING_NAME)                                       # allowMember
   | 'silent'                                                            # silentMember
   | 'suspect'                                                           # suspectMember
+  | 'background'                                                        # backgroundMember
   | name (',' name)* '->' name (',' name)*                             # causeMember
   | 'where' relation ('and' relation)*                                  # whereMember
   | 'within' duration '..' duration                                     # withinMember
@@ -122,7 +123,7 @@ name
   : ID
   | 'by' | 'as' | 'then' | 'lines' | 'count' | 'above' | 'below' | 'x' | 'median' | 'of' | 'last'
   | 'version' | 'requires' | 'engine' | 'extends' | 'root' | 'no' | 'event' | 'rank'
-  | 'matches' | 'group' | 'suspect'
+  | 'matches' | 'group' | 'suspect' | 'background'
   ;
 
 // ---- lexer ----

@@ -150,6 +150,10 @@ struct Signature {
   // recognised "looks like fault evidence" and is reported as not understood
   // (counted and sampled by ingest), so a new log shape shows the first time.
   bool suspect = false;
+  // `background`: healthy hosts print it too (a trickle the fleet always has).
+  // As a root cause it is discounted and the report says so; it still stands
+  // when nothing else explains the failure.
+  bool background = false;
 };
 
 struct Latent {

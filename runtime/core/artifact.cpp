@@ -68,7 +68,8 @@ void to_json(json& j, const Signature& s) {
            {"clear_within_s", s.clear_within_s},
            {"examples", s.examples},
            {"near_misses", s.near_misses},
-           {"suspect", s.suspect}};
+           {"suspect", s.suspect},
+           {"background", s.background}};
   if (s.when) j["when"] = *s.when;
 }
 
@@ -97,6 +98,7 @@ void from_json(const json& j, Signature& s) {
   s.examples = j.value("examples", d.examples);
   s.near_misses = j.value("near_misses", d.near_misses);
   s.suspect = j.value("suspect", d.suspect);
+  s.background = j.value("background", d.background);
   if (j.contains("when")) s.when = j.at("when").get<Condition>();
 }
 

@@ -85,6 +85,7 @@ class EventIndex {
   bool host_has_nowall(uint32_t h) const;
   // True when some host other than `h` logged after `t`.
   bool others_logged_after(uint32_t h, int64_t t) const;
+  size_t host_count() const { return hosts_.size(); }  // hosts with at least one event
   bool any_nowall() const { return any_nowall_; }
   int64_t max_wall() const { return max_wall_; }
 

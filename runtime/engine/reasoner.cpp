@@ -156,6 +156,8 @@ class Reasoner {
   void add_edge(uint32_t cause, uint32_t effect, const Rule* r, bool unknown, bool rival = false);
   uint32_t hyp_node(const Latent* lat, const std::string& dev);
   std::string most_specific_device(const Event& ev, const std::string& dev) const;
+  double base_rate(uint32_t ev, std::string* why);
+  std::unordered_map<uint32_t, size_t> hosts_with_;  // event name -> hosts that show it
   std::optional<std::vector<std::string>> latent_devices(uint32_t n, const Rule& r,
                                                          const Latent& lat);
   void walk(const std::vector<uint32_t>& start_nodes);
@@ -929,6 +931,47 @@ std::string Reasoner::most_specific_device(const Event& ev, const std::string& d
   return dev;
 }
 
+// Evidence judged against its base rate (issue 12): an event the KB declares
+// `background`, or one that most other hosts of the input show as well, is
+// what healthy machines print, not what broke this one. Returns the score
+// factor; *why says what was discounted.
+double Reasoner::base_rate(uint32_t ev, std::string* why) {
+  const Rec& r = ix_.rec(ev);
+  double f = 1.0;
+  const Signature* sig = ki_.signature(r.name);
+  if (sig && sig->background) {
+    f *= 0.3;
+    *why = "known background (the KB: healthy hosts print it too)";
+  }
+  const Event& e = ix_.ev(ev);
+  const bool host_local = e.kind == DeviceKind::host || e.kind == DeviceKind::gpu ||
+                          e.kind == DeviceKind::nic || e.kind == DeviceKind::pcie_port ||
+                          e.kind == DeviceKind::nvswitch;
+  const size_t hosts = ix_.host_count();
+  if (!host_local || hosts < 4) return f;
+  auto it = hosts_with_.find(r.name);
+  if (it == hosts_with_.end()) {
+    std::unordered_set<uint32_t> seen;
+    if (const NameList* nl = ix_.by_name(r.name)) {
+      size_t budget = 200000;  // a storm's count, not its every line
+      for (const auto* v : {&nl->wall, &nl->nowall})
+        for (uint32_t i : *v) {
+          if (budget-- == 0) break;
+          seen.insert(ix_.rec(i).src_host);
+        }
+    }
+    it = hosts_with_.emplace(r.name, seen.size()).first;
+  }
+  const size_t others = hosts - 1, with = it->second > 0 ? it->second - 1 : 0;
+  if (with >= 2 && 2 * with >= others) {
+    f *= 1.0 - 0.6 * static_cast<double>(with) / static_cast<double>(others);
+    std::string s = "also seen on " + std::to_string(with) + " of " + std::to_string(others) +
+                    " other hosts of the input (discounted as background)";
+    *why = why->empty() ? s : *why + "; " + s;
+  }
+  return f;
+}
+
 EventRef Reasoner::ref_of(uint32_t n) const {
   EventRef r;
   const GNode& g = nodes_[n];
@@ -990,6 +1033,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     std::vector<uint32_t> path;  // edge ids, root first
     int covered;
     std::string why;
+    std::string discount;  // base-rate note, when the score was discounted
   };
   std::vector<Scored> scored;
   std::unordered_set<uint32_t> covered_all;
@@ -1111,6 +1155,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
       }
     }
     if (rival_of >= 2) s /= rival_of;
+    if (g.hyp < 0) s *= base_rate(g.ev, &sc.discount);
     sc.score = s;
     char buf[256];
     std::snprintf(buf, sizeof buf,
@@ -1127,6 +1172,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     if (rival_node != kNone)
       sc.why += "; one of " + std::to_string(rival_of) + " simultaneous faults that " +
                 ref_of(rival_node).event + " on " + ref_of(rival_node).device + " explains at once";
+    if (!sc.discount.empty()) sc.why += "; " + sc.discount;
     if (sy != sympathetic_to_.end())
       sc.why += "; mutually explained with " + ref_of(sy->second).device +
                 ", which has more independent evidence or came first";
@@ -1195,6 +1241,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     }
     rc.device = root.device;
     if (ev) rc.device = most_specific_device(*ev, root.device);
+    if (!sc.discount.empty()) note(rc.event + " on " + root.device + ": " + sc.discount);
     rc.event = root.event;
     std::string std_cls = kb_.standard_class(cls);
     if (std_cls.empty()) std_cls = cls;

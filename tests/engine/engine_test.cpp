@@ -887,3 +887,66 @@ TEST(Engine, HealedEventExplainsOnlyUntilTheHealAndIsNotBlamedAlone) {
   ASSERT_FALSE(ds[0].root_causes.empty());
   EXPECT_EQ(ds[0].root_causes[0].device, nic);
 }
+
+// Base rates (issue 12): a cause the KB declares `background`, or one that most
+// other hosts of the input show too, is discounted and the report says why.
+namespace {
+
+KbBuilder noise_kb() {
+  KbBuilder b;
+  b.sig("t_noise", DeviceKind::host, "host_kernel", Severity::critical);
+  b.sig("t_fault", DeviceKind::gpu, "gpu_hw", Severity::major);
+  b.sig("t_crash", DeviceKind::rank, "", Severity::major, SymptomKind::crash);
+  b.rule("t_noise", "t_crash", {W("effect", Relation::same_job, "cause")}, 0, 600, 0.5);
+  b.rule("t_fault", "t_crash", {W("effect", Relation::same_job, "cause")}, 0, 600, 0.5);
+  return b;
+}
+
+std::vector<Event> noise_events(int noisy_hosts) {
+  std::vector<Event> v;
+  for (int h = 0; h < noisy_hosts; ++h) {
+    std::string hn = "node-" + std::to_string(h);
+    v.push_back(ev("t_noise", hn, DeviceKind::host, hn, 10 + h, hn + "/kernel"));
+  }
+  v.push_back(ev("t_fault", gpu(4, 2), DeviceKind::gpu, "node-4", 20, "node-4/kernel"));
+  v.push_back(ev("t_crash", rank("job-1", 35), DeviceKind::rank, "node-4", 30, "node-4/app"));
+  return v;
+}
+
+}  // namespace
+
+TEST(Engine, CauseMostHostsShowIsDiscountedAsBackground) {
+  auto b = noise_kb();
+  auto t = topo(topo_json(5, {{"job-1", {0, 1, 2, 3, 4}}}));
+  // One host with the (critical) noise: it outranks the major GPU fault.
+  auto one = diagnose_events(b.kb, *t, noise_events(1));
+  ASSERT_FALSE(one.empty());
+  ASSERT_FALSE(one[0].root_causes.empty());
+  EXPECT_EQ(one[0].root_causes[0].device, "node-0");
+  // The same line on 4 of the 4 other hosts: background; the GPU is the root.
+  auto many = diagnose_events(b.kb, *t, noise_events(4));
+  ASSERT_FALSE(many.empty());
+  ASSERT_FALSE(many[0].root_causes.empty());
+  EXPECT_EQ(many[0].root_causes[0].device, gpu(4, 2));
+  bool said = false;
+  for (const auto& n : many[0].notes) said = said || n.find("also seen on") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(Engine, DeclaredBackgroundIsDiscountedButStandsAlone) {
+  auto b = noise_kb();
+  for (auto& s : b.kb.signatures)
+    if (s.name == "t_noise") s.background = true;
+  auto t = topo(topo_json(5, {{"job-1", {0, 1, 2, 3, 4}}}));
+  auto ds = diagnose_events(b.kb, *t, noise_events(1));
+  ASSERT_FALSE(ds.empty());
+  ASSERT_FALSE(ds[0].root_causes.empty());
+  EXPECT_EQ(ds[0].root_causes[0].device, gpu(4, 2));
+  // Alone it is still the answer (nothing else explains the crash).
+  std::vector<Event> alone = noise_events(1);
+  alone.erase(alone.begin() + 1);
+  auto ds2 = diagnose_events(b.kb, *t, alone);
+  ASSERT_FALSE(ds2.empty());
+  ASSERT_FALSE(ds2[0].root_causes.empty());
+  EXPECT_EQ(ds2[0].root_causes[0].device, "node-0");
+}
