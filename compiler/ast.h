@@ -76,7 +76,7 @@ struct Member {
   enum class Kind {
     on, from, match, field, when, locate, class_, severity, nature, description, action,
     remediation, symptom, aggregate, dedup, baseline, example, near_miss, allow, silent, suspect,
-    background,
+    background, check,
     cause, where, within, skew, strength, topology, log, bundle, expect_root, expect_no_root,
     expect_event, cleared_by,
   };

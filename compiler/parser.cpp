@@ -179,7 +179,7 @@ class CollectingListener : public antlr4::BaseErrorListener {
           "'by'",      "'as'",       "'then'",   "'lines'",  "'count'", "'above'", "'below'", "'x'",
           "'median'",  "'of'",       "'last'",   "'version'", "'requires'", "'engine'",
           "'extends'", "'root'",     "'no'",     "'event'",  "'rank'",  "'matches'", "'group'", "'suspect'",
-          "'background'"};
+          "'background'", "'check'"};
       bool name_expected = types.count(ReflexParser::ID) > 0;
       for (size_t t : types) {
         if (name_expected && soft.count(parser->getVocabulary().getLiteralName(t))) continue;
@@ -533,6 +533,11 @@ class Builder {
     }
     if (auto* c = dynamic_cast<P::DescriptionMemberContext*>(b)) {
       m.kind = K::description;
+      m.values.push_back(string_value(c->STRING()));
+      return m;
+    }
+    if (auto* c = dynamic_cast<P::CheckMemberContext*>(b)) {
+      m.kind = K::check;
       m.values.push_back(string_value(c->STRING()));
       return m;
     }

@@ -40,6 +40,7 @@ std::string member_keyword(Member::Kind k) {
     case K::silent: return "silent";
     case K::suspect: return "suspect";
     case K::background: return "background";
+    case K::check: return "check";
     case K::cause: return "->";
     case K::where: return "where";
     case K::within: return "within";
@@ -556,10 +557,13 @@ void pass_signatures(Sema& s) {
           }
           break;
         case K::description:
-        case K::action: {
+        case K::action:
+        case K::check: {
           if (m->values.empty()) break;
           const Value& v = m->values[0];
-          (m->kind == K::description ? sig.description : sig.action) = v.text;
+          (m->kind == K::description ? sig.description
+           : m->kind == K::action    ? sig.action
+                                     : sig.check) = v.text;
           // {placeholders} name fields (or device/host/event/count).
           size_t pos = 0;
           while ((pos = v.text.find('{', pos)) != std::string::npos) {
@@ -814,6 +818,9 @@ void pass_latents(Sema& s) {
           break;
         case K::description:
           if (!m->values.empty()) l.description = m->values[0].text;
+          break;
+        case K::check:
+          if (!m->values.empty()) l.check = m->values[0].text;
           break;
         case K::action:
           if (!m->values.empty()) l.action = m->values[0].text;

@@ -195,14 +195,14 @@ bool allowed_in(const Decl& d, Member::Kind k) {
         case K::class_: case K::severity: case K::nature: case K::description: case K::action:
         case K::remediation: case K::symptom: case K::aggregate: case K::dedup: case K::baseline:
         case K::cleared_by: case K::example: case K::near_miss: case K::allow: case K::suspect:
-        case K::background:
+        case K::background: case K::check:
           return true;
         default: return false;
       }
     case Decl::Kind::latent:
       switch (k) {
         case K::on: case K::class_: case K::severity: case K::nature: case K::description:
-        case K::action: case K::remediation: case K::silent: case K::allow:
+        case K::action: case K::remediation: case K::silent: case K::allow: case K::check:
           return true;
         default: return false;
       }
@@ -227,7 +227,8 @@ bool overridable(const std::string& kind, Member::Kind k) {
   using K = Member::Kind;
   if (k == K::allow) return true;
   if (kind == "rule") return k == K::strength || k == K::within || k == K::skew;
-  bool common = k == K::action || k == K::severity || k == K::description || k == K::remediation;
+  bool common = k == K::action || k == K::severity || k == K::description || k == K::remediation ||
+                k == K::check;
   if (kind == "latent") return common;
   return common || k == K::aggregate || k == K::dedup || k == K::baseline || k == K::cleared_by ||
          k == K::background;

@@ -43,6 +43,7 @@ memberBody
   | 'nature' name                                                       # natureMember
   | 'description' STRING                                                # descriptionMember
   | 'action' STRING                                                     # actionMember
+  | 'check' STRING                                                      # checkMember
   | 'remediation' name                                                  # remediationMember
   | 'symptom' name                                                      # symptomMember
   | 'aggregate' 'count' '>=' NUMBER 'within' duration                   # aggregateMember
@@ -123,7 +124,7 @@ name
   : ID
   | 'by' | 'as' | 'then' | 'lines' | 'count' | 'above' | 'below' | 'x' | 'median' | 'of' | 'last'
   | 'version' | 'requires' | 'engine' | 'extends' | 'root' | 'no' | 'event' | 'rank'
-  | 'matches' | 'group' | 'suspect' | 'background'
+  | 'matches' | 'group' | 'suspect' | 'background' | 'check'
   ;
 
 // ---- lexer ----

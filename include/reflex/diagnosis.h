@@ -46,6 +46,10 @@ struct RootCause {
   std::string description;  // placeholders expanded
   Severity severity = Severity::info;
   std::string nature;  // the KB's: hardware, driver, firmware, application, software, environment
+  // high | medium | low: the margin over the next candidate, capped for a
+  // hypothesis (no log line) and for evidence no rule ties to the symptom.
+  std::string confidence;
+  std::string check;  // the KB's `check`, placeholders expanded; "" when none
   bool latent = false;
   std::vector<ChainLink> chain;  // root first, trigger (or the symptom reached) last
   int explains = 0;              // how many of the incident's symptoms it explains
@@ -60,6 +64,8 @@ struct Diagnosis {
   std::string incident;  // stable id
   int revision = 1;
   std::vector<std::string> eviction_set;
+  // When the first two candidates are close: what would tell them apart.
+  std::string next_check;
   std::string job;   // "job/<id>" of the incident, "" when none
   int symptoms = 0;  // job-level symptom events in the incident
 };

@@ -133,6 +133,10 @@ struct Signature {
   std::string nature;
   std::string description;
   std::string action;
+  // `check "..."`: the one look that confirms or rules out this cause
+  // (`ibstat` on both ends, `nvidia-smi -q -d ROW_REMAPPER`); named when two
+  // candidates are close.
+  std::string check;
   std::string remediation;
   SymptomKind symptom = SymptomKind::none;
   Aggregation aggregate;
@@ -166,6 +170,7 @@ struct Latent {
   std::string description;
   std::string action;
   std::string remediation;
+  std::string check;
   bool silent = false;  // requires the device's host to have gone quiet while peers log
 };
 

@@ -28,7 +28,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Dedup, window_s, by_fields)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Baseline, field, factor, window, below)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Example, line, source, expect, loc)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Latent, name, loc, kind, fault_class, severity,
-                                                nature, description, action, remediation, silent)
+                                                nature, description, action, remediation, check,
+                                                silent)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceRef, side, binding)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RelationConstraint, lhs, rel, rhs)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Rule, name, loc, cause, effect, where, min_s, max_s,
@@ -59,6 +60,7 @@ void to_json(json& j, const Signature& s) {
            {"nature", s.nature},
            {"description", s.description},
            {"action", s.action},
+           {"check", s.check},
            {"remediation", s.remediation},
            {"symptom", s.symptom},
            {"aggregate", s.aggregate},
@@ -88,6 +90,7 @@ void from_json(const json& j, Signature& s) {
   s.nature = j.value("nature", d.nature);
   s.description = j.value("description", d.description);
   s.action = j.value("action", d.action);
+  s.check = j.value("check", d.check);
   s.remediation = j.value("remediation", d.remediation);
   s.symptom = j.value("symptom", d.symptom);
   s.aggregate = j.value("aggregate", d.aggregate);

@@ -63,6 +63,8 @@ json diag_json(const Diagnosis& d) {
     rj["score"] = round3(r.score);
     rj["severity"] = to_string(r.severity);
     if (!r.nature.empty()) rj["nature"] = r.nature;
+    if (!r.confidence.empty()) rj["confidence"] = r.confidence;
+    if (!r.check.empty()) rj["check"] = r.check;
     rj["action"] = r.action;
     if (!r.remediation.empty()) rj["remediation"] = r.remediation;
     if (!r.component.empty()) rj["component"] = r.component;
@@ -94,6 +96,7 @@ json diag_json(const Diagnosis& d) {
   j["unexplained"] = std::move(un);
   j["notes"] = d.notes;
   j["eviction_set"] = d.eviction_set;
+  if (!d.next_check.empty()) j["next_check"] = d.next_check;
   j["symptoms"] = d.symptoms;
   return j;
 }
@@ -184,7 +187,8 @@ std::string diagnosis_to_text(const Diagnosis& d) {
     std::snprintf(score, sizeof score, "%.3f", r.score);
     if (i == 0) {
       s += "\nRoot cause: " + r.device + "  [" + r.fault_class +
-           (r.subclass.empty() ? "" : "/" + r.subclass) + "]  score " + score + "\n";
+           (r.subclass.empty() ? "" : "/" + r.subclass) + "]  score " + score +
+           (r.confidence.empty() ? "" : ", confidence " + r.confidence) + "\n";
       s += "  event:       " + r.event + (r.latent ? " (hypothesised, no log line)" : "") +
            ", severity " + to_string(r.severity) + "\n";
       if (!r.description.empty()) s += "  description: " + r.description + "\n";
@@ -216,6 +220,7 @@ std::string diagnosis_to_text(const Diagnosis& d) {
       s += "     why lower: " + r.why + "\n";
     }
   }
+  if (!d.next_check.empty()) s += "\nNext check: " + d.next_check + "\n";
   if (!d.unexplained.empty()) {
     s += "\nUnexplained symptoms:\n";
     for (auto& u : d.unexplained)

@@ -157,6 +157,7 @@ class Reasoner {
   uint32_t hyp_node(const Latent* lat, const std::string& dev);
   std::string most_specific_device(const Event& ev, const std::string& dev) const;
   double base_rate(uint32_t ev, std::string* why);
+  void assess_confidence(Diagnosis* d, bool fallback) const;
   std::unordered_map<uint32_t, size_t> hosts_with_;  // event name -> hosts that show it
   std::optional<std::vector<std::string>> latent_devices(uint32_t n, const Rule& r,
                                                          const Latent& lat);
@@ -972,6 +973,38 @@ double Reasoner::base_rate(uint32_t ev, std::string* why) {
   return f;
 }
 
+// Confidence from the margin over the next candidate (issue 12): a clear
+// winner is high, a close call low; a hypothesis (no line of its own) or
+// evidence no rule ties to the symptom is at most medium / low. When the first
+// two are close, the check that tells them apart comes from their signatures.
+void Reasoner::assess_confidence(Diagnosis* d, bool fallback) const {
+  auto& rcs = d->root_causes;
+  for (size_t i = 0; i < rcs.size(); ++i) {
+    double next = 0;
+    for (size_t j = i + 1; j < rcs.size(); ++j)
+      if (rcs[j].device != rcs[i].device) {
+        next = rcs[j].score;
+        break;
+      }
+    const double ratio = rcs[i].score > 0 ? next / rcs[i].score : 1.0;
+    int level = ratio < 0.5 ? 2 : ratio < 0.8 ? 1 : 0;
+    if (rcs[i].latent) level = std::min(level, 1);
+    if (fallback) level = 0;
+    rcs[i].confidence = level == 2 ? "high" : level == 1 ? "medium" : "low";
+  }
+  if (rcs.size() < 2 || rcs[0].confidence == "high") return;
+  const RootCause* other = nullptr;
+  for (size_t j = 1; j < rcs.size() && !other; ++j)
+    if (rcs[j].device != rcs[0].device) other = &rcs[j];
+  if (!other) return;
+  std::string checks;
+  for (const RootCause* r : {static_cast<const RootCause*>(&rcs[0]), other})
+    if (!r->check.empty()) checks += (checks.empty() ? "" : "; ") + r->check;
+  if (checks.empty()) return;
+  d->next_check = "to tell " + rcs[0].event + " on " + rcs[0].device + " from " + other->event +
+                  " on " + other->device + ": " + checks;
+}
+
 EventRef Reasoner::ref_of(uint32_t n) const {
   EventRef r;
   const GNode& g = nodes_[n];
@@ -1210,6 +1243,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
       description = h.latent->description;
       rc.severity = h.latent->severity;
       rc.nature = h.latent->nature;
+      rc.check = h.latent->check;
       host = h.host;
       rc.latent = true;
       std::string t = h.t_est == kNoWall ? std::string("the failure") : format_time_us(h.t_est);
@@ -1234,6 +1268,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
       description = s ? s->description : "";
       rc.severity = s ? s->severity : Severity::info;
       rc.nature = s ? s->nature : "";
+      rc.check = s ? s->check : "";
       host = ev->host;
       if (host.empty())
         if (auto info = topo_.device(ev->device)) host = info->host;
@@ -1249,6 +1284,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     if (std_cls != cls) rc.subclass = cls;
     rc.score = sc.score;
     rc.action = expand(action, ev, rc.device, host);
+    rc.check = expand(rc.check, ev, rc.device, host);
     rc.description = expand(description, ev, rc.device, host);
     rc.remediation = remediation;
     rc.explains = sc.covered;
@@ -1272,6 +1308,8 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
       if (!l.ev.time.wall && !l.ev.latent) nowall_in_chain = true;
     d.root_causes.push_back(std::move(rc));
   }
+  assess_confidence(&d, fallback);
+
   // Only devices at fault are evicted (docs/language.md §5, `nature`): an
   // application, software or environment root (user code, configuration,
   // storage) gets an action, not a drain; a minor finding (a remap pending)
