@@ -18,7 +18,8 @@ CausalGraph build_causal_graph(const KnowledgeBase& kb) {
     cg.nodes.push_back({name, latent, symptom, root, std::move(loc)});
   };
   for (const auto& s : kb.signatures)
-    if (!s.suspect) add(s.name, false, s.symptom != SymptomKind::none, !s.fault_class.empty(), s.loc);
+    if (!s.suspect)
+      add(s.name, false, s.symptom != SymptomKind::none, !s.fault_class.empty(), s.loc);
   for (const auto& l : kb.latents) add(l.name, true, false, !l.fault_class.empty(), l.loc);
   cg.g = CausalGraph::Graph(cg.nodes.size());
   for (const auto& r : kb.rules) {
@@ -36,7 +37,9 @@ namespace {
 struct Recorder : boost::default_bfs_visitor {
   std::vector<bool>* seen;
   template <class V, class G>
-  void discover_vertex(V v, const G&) const { (*seen)[v] = true; }
+  void discover_vertex(V v, const G&) const {
+    (*seen)[v] = true;
+  }
 };
 
 template <class G>
@@ -175,8 +178,10 @@ std::string causal_graph_dot(const KnowledgeBase& kb) {
        << to_string(s.kind);
     if (!s.fault_class.empty()) os << " / " << dot_escape(s.fault_class);
     os << "\"";
-    if (s.symptom != SymptomKind::none) os << ", shape=doubleoctagon";
-    else if (!s.fault_class.empty()) os << ", style=bold";
+    if (s.symptom != SymptomKind::none)
+      os << ", shape=doubleoctagon";
+    else if (!s.fault_class.empty())
+      os << ", style=bold";
     os << "];\n";
   }
   for (const auto& l : kb.latents) {
@@ -187,8 +192,8 @@ std::string causal_graph_dot(const KnowledgeBase& kb) {
   }
   for (const auto& r : kb.rules) {
     os << "  \"" << dot_escape(r.cause) << "\" -> \"" << dot_escape(r.effect) << "\" [label=\""
-       << dot_escape(r.name) << "\\n" << secs(r.min_s) << " .. " << secs(r.max_s) << " p="
-       << r.strength << "\"];\n";
+       << dot_escape(r.name) << "\\n"
+       << secs(r.min_s) << " .. " << secs(r.max_s) << " p=" << r.strength << "\"];\n";
   }
   os << "}\n";
   return os.str();
@@ -199,13 +204,13 @@ std::string causal_graph_json(const KnowledgeBase& kb) {
   json nodes = json::array(), edges = json::array();
   for (const auto& s : kb.signatures)
     if (!s.suspect)
-    nodes.push_back({{"name", s.name},
-                     {"type", "signature"},
-                     {"device", to_string(s.kind)},
-                     {"fault_class", s.fault_class.empty() ? json(nullptr) : json(s.fault_class)},
-                     {"symptom", s.symptom == SymptomKind::none ? json(nullptr)
-                                                                 : json(to_string(s.symptom))},
-                     {"loc", s.loc.str()}});
+      nodes.push_back(
+          {{"name", s.name},
+           {"type", "signature"},
+           {"device", to_string(s.kind)},
+           {"fault_class", s.fault_class.empty() ? json(nullptr) : json(s.fault_class)},
+           {"symptom", s.symptom == SymptomKind::none ? json(nullptr) : json(to_string(s.symptom))},
+           {"loc", s.loc.str()}});
   for (const auto& l : kb.latents)
     nodes.push_back({{"name", l.name},
                      {"type", "latent"},

@@ -512,8 +512,9 @@ std::vector<std::string> input_notes(const IngestStats& st, bool no_root) {
   if (no_root)
     n.push_back("input: " + std::to_string(st.lines) + " line(s) read, " +
                 std::to_string(st.events) + " event(s) recognised" +
-                (st.per_signature_hits.empty() ? std::string()
-                                               : " (" + top_counts(st.per_signature_hits, 6) + ")"));
+                (st.per_signature_hits.empty()
+                     ? std::string()
+                     : " (" + top_counts(st.per_signature_hits, 6) + ")"));
   uint64_t refused = 0;
   for (auto& [f, c] : st.transport_refused_by_file) refused += c;
   if (refused)

@@ -1,9 +1,10 @@
 // Per-line format detection (spec §3-4): timestamps, host fields, transports
 // and prefixes. What a message means is the knowledge base's business; this
-// file only knows how collectors frame lines. See the README, "Log formats, bundles and the topology file".
+// file only knows how collectors frame lines. See the README, "Log formats, bundles and the
+// topology file".
 #include <cstring>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <unordered_set>
 
@@ -239,8 +240,8 @@ std::optional<std::string_view> shell_prompt(std::string_view s) {
     if (!(is_alpha(s[k]) || is_digit(s[k]) || s[k] == '-' || s[k] == '_' || s[k] == '.'))
       return std::nullopt;
   size_t h = at + 1;
-  while (h < s.size() && (is_alpha(s[h]) || is_digit(s[h]) || s[h] == '-' || s[h] == '.' ||
-                          s[h] == '_'))
+  while (h < s.size() &&
+         (is_alpha(s[h]) || is_digit(s[h]) || s[h] == '-' || s[h] == '.' || s[h] == '_'))
     ++h;
   if (h == at + 1 || h >= s.size()) return std::nullopt;
   // "host:path$ " or "host path]$ "
@@ -543,8 +544,8 @@ void LineParserImpl::begin_file(FileContext c) {
   capture_cmd_kernel = false;
   {
     size_t slash = ctx.file.rfind('/');
-    bug_report = ctx.file.compare(slash == std::string::npos ? 0 : slash + 1, 17,
-                                  "nvidia-bug-report") == 0;
+    bug_report =
+        ctx.file.compare(slash == std::string::npos ? 0 : slash + 1, 17, "nvidia-bug-report") == 0;
   }
   section_header_pending = false;
   if (auto h = topo.resolve_host(ctx.host_dir)) {

@@ -114,8 +114,8 @@ struct Ingestor::Impl {
   LogRecord locate_rec;
 
   static bool msg_in_raw(const LogRecord& r) {
-    return r.msg.empty() ||
-           (r.msg.data() >= r.raw.data() && r.msg.data() + r.msg.size() <= r.raw.data() + r.raw.size());
+    return r.msg.empty() || (r.msg.data() >= r.raw.data() &&
+                             r.msg.data() + r.msg.size() <= r.raw.data() + r.raw.size());
   }
 
   // Parses the line [b, e) of a block; counts it as parsed (it was counted on arrival).
@@ -146,8 +146,8 @@ struct Ingestor::Impl {
   // `buf`: n_lines whole lines, each ending in '\n', the first numbered first_no.
   void scan_block(std::string_view buf, uint64_t first_no, uint64_t n_lines) {
     matcher.scan_block(buf, &cand_lines, &block_hits);
-    size_t known = 0;    // lines before this offset are reflected in the parser's state
-    size_t counted = 0;  // newlines before this offset are counted...
+    size_t known = 0;        // lines before this offset are reflected in the parser's state
+    size_t counted = 0;      // newlines before this offset are counted...
     uint64_t no = first_no;  // ...and this is the number of the line starting there
     for (const auto& c : cand_lines) {
       no += count_newlines(buf.substr(counted, c.begin - counted));
@@ -564,8 +564,12 @@ void Ingestor::set_sink(EventSink sink) {
   impl_->sink = std::move(sink);
 }
 
-bool Ingestor::ok() const { return impl_->ok; }
-size_t Ingestor::pattern_count() const { return impl_->matcher.patterns().size(); }
+bool Ingestor::ok() const {
+  return impl_->ok;
+}
+size_t Ingestor::pattern_count() const {
+  return impl_->matcher.patterns().size();
+}
 
 bool Ingestor::read_bundle(const std::string& dir, std::string* error) {
   std::lock_guard lock(impl_->mu);
@@ -585,9 +589,7 @@ bool Ingestor::read_bundle(const std::string& dir, std::string* error) {
       },
       // Once a file is in chunk mode its lines come as blocks, scanned in place.
       [&](const BundleBlock& b) { m.file_block(b.text, b.first_line_no, b.lines); },
-      [&](const FileContext* ctx) {
-        return ctx == cur && m.file_mode == Impl::FileMode::chunk;
-      },
+      [&](const FileContext* ctx) { return ctx == cur && m.file_mode == Impl::FileMode::chunk; },
       &m.fstats, error);
   m.flush_chunk();
   m.end_of_file_stream();
@@ -612,7 +614,7 @@ void Ingestor::read_file(const std::string& path, const std::string& bundle_rela
   ctx.file = bundle_relative;
   m.begin_chunked_file(ctx);
   std::vector<char> buf(1 << 20);
-  std::string carry;  // a line split across reads
+  std::string carry;        // a line split across reads
   bool discarding = false;  // past max_line_bytes of the current line
   uint64_t line_no = 0;
   LogRecord rec;

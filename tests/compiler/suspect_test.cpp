@@ -20,7 +20,8 @@ signature suspect_nvrm {
   on host
   suspect
   match /NVRM: .*error/
-)" + extra + R"(
+)" + extra +
+         R"(
 }
 signature oops { on host from kernel match /Oops: / class host_kernel }
 )";
@@ -41,7 +42,8 @@ TEST(Suspect, LowersToAFlaggedSignature) {
 }
 
 TEST(Suspect, IsNeverARootOrASymptom) {
-  for (const char* stmt : {"class host_kernel", "symptom crash", "aggregate count >= 3 within 1m"}) {
+  for (const char* stmt :
+       {"class host_kernel", "symptom crash", "aggregate count >= 3 within 1m"}) {
     CompileResult r = check_text(kb(stmt));
     EXPECT_TRUE(has_code(r, "E025")) << stmt << "\n" << dump(r);
   }

@@ -376,9 +376,9 @@ TEST(Cli, FilesStdinAndTarballAreInputsToo) {
   // The same lines on stdin with --host.
   std::ifstream in(kern);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Result p = run({"diagnose", "--kb", kb, "--topology", bundle + "/topology.json", "--host",
-                  "node-0018", "-"},
-                 text);
+  Result p = run(
+      {"diagnose", "--kb", kb, "--topology", bundle + "/topology.json", "--host", "node-0018", "-"},
+      text);
   ASSERT_EQ(p.rc, 0) << p.err;
   json jp = json::parse(p.out);
   ASSERT_FALSE(jp["root_causes"].empty());

@@ -514,7 +514,8 @@ std::vector<Row> rows() {
     v.push_back(r);
   }
   {  // dmesg -H / --reltime delta after it (same source); on the previous line's clock
-    Row r = row("dmesg_H_delta", "[  +0.000127] mce: [Hardware Error]: Machine check events logged");
+    Row r =
+        row("dmesg_H_delta", "[  +0.000127] mce: [Hardware Error]: Machine check events logged");
     r.before = {"[May19 19:57] CMCI storm detected: switching to poll mode"};
     r.year = 2022;
     r.wall = "2022-05-19T19:57:00.000127Z";
@@ -524,8 +525,9 @@ std::vector<Row> rows() {
   }
   {  // --reltime with no dated line before it: ordered within the host only
     // rwth-i6/returnn#1500 (real line)
-    Row r = row("dmesg_reltime_no_base",
-                "[  +0.000844] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)");
+    Row r =
+        row("dmesg_reltime_no_base",
+            "[  +0.000844] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)");
     r.mono = 0.000844;
     r.transport = kTransportKernel;
     r.msg = "nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)";
@@ -576,7 +578,8 @@ std::vector<Row> rows() {
     v.push_back(r);
   }
   {  // kubectl logs --prefix (invented framing around a real NCCL line of NVIDIA/nccl#905)
-    Row r = row("kubectl_prefix", "[pod/trainer-0/main] NCCL WARN NET/IB : Got async event : port error");
+    Row r = row("kubectl_prefix",
+                "[pod/trainer-0/main] NCCL WARN NET/IB : Got async event : port error");
     r.msg = "NCCL WARN NET/IB : Got async event : port error";
     v.push_back(r);
   }
@@ -586,7 +589,9 @@ std::vector<Row> rows() {
                 "GPU has fallen off the bus.");
     r.mono = 111111111.111;
     r.transport = kTransportKernel;
-    r.msg = "NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.";
+    r.msg =
+        "NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the "
+        "bus.";
     v.push_back(r);
   }
   return v;
@@ -635,7 +640,8 @@ TEST(FormatSequences, PastedPromptIsSkippedAndItsCommandSetsTheTransport) {
   EXPECT_EQ(f.stats.prompt_lines, 1u);
   ASSERT_TRUE(f.parse("NVRM: Xid (PCI:0000:dc:00): 79, GPU has fallen off the bus."));
   EXPECT_EQ(f.rec.transport, kTransportKernel);
-  EXPECT_FALSE(f.parse("(htranstrack) wangcui@hoth:~/shared/STGTrack/H-TransTrack_test2$ nvidia-smi"));
+  EXPECT_FALSE(
+      f.parse("(htranstrack) wangcui@hoth:~/shared/STGTrack/H-TransTrack_test2$ nvidia-smi"));
   ASSERT_TRUE(f.parse("Unable to determine the device handle for GPU 0000:1C:00.0: Unknown Error"));
   EXPECT_EQ(f.rec.transport, kTransportApp);  // nvidia-smi output is the tool's, not the kernel's
   EXPECT_FALSE(f.parse("[root@node-0017 ~]# journalctl -k --no-pager"));

@@ -69,12 +69,7 @@ int run_diagnose(int argc, char** argv) {
   app.add_option("--skew", skew, "tolerance between two different clocks (default 2s)");
   app.add_flag("--strict-transport", strict,
                "syslog text tagged 'kernel:' does not count as a kernel line");
-  app.add_option("--host", host,
-                 "host of the lines of plain files / stdin that carry no host field "
-                 "(default: the file's name)");
-  app.add_option("input", inputs,
-                 "an incident bundle directory (spec §3), a .tar.gz of one, or log files "
-                 "(- = standard input)");
+  add_input_options(app, &host, &inputs);
   if (auto rc = parse_or_exit(app, argc, argv, "reflex diagnose")) return *rc;
   EngineOptions opts;
   opts.ingest.strict_transport = strict;

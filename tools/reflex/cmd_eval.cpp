@@ -557,7 +557,7 @@ int run_eval(int argc, char** argv) {
     std::printf("%-24s %4zu %6s %6s %6s %6s %7.3f  %s\n", name.c_str(), g.n,
                 fig(g.top1, g.dev_n).c_str(), fig(g.top3, g.dev_n).c_str(),
                 fig(g.host, g.dev_n).c_str(),
-                g.cls_n ? std::to_string(static_cast<int>(pct(g.cls, g.cls_n) + 0.5)).c_str()
+                g.cls_n  ? std::to_string(static_cast<int>(pct(g.cls, g.cls_n) + 0.5)).c_str()
                 : g.fa_n ? (fig(g.fa_ok, g.fa_n) + "*").c_str()
                          : "-",
                 quantile(g.secs, 0.5), conf.c_str());

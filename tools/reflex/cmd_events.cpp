@@ -101,12 +101,7 @@ int run_events(int argc, char** argv) {
                  "print every signature's first-line pattern and exit: re2 (as written), "
                  "unnamed (named groups made plain, for rg -f) or ere (for grep -E -f)")
       ->check(CLI::IsMember({"re2", "unnamed", "ere"}));
-  app.add_option("--host", host,
-                 "host of the lines of plain files / stdin that carry no host field "
-                 "(default: the file's name)");
-  app.add_option("input", inputs,
-                 "an incident bundle directory (spec §3), a .tar.gz of one, or log files "
-                 "(- = standard input)");
+  add_input_options(app, &host, &inputs);
   if (auto rc = parse_or_exit(app, argc, argv, "reflex events")) return *rc;
 
   std::string err;

@@ -32,10 +32,32 @@ bool ends_with(const std::string& s, const char* suf) {
 std::string host_from_name(const std::string& path) {
   auto generic = [](std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    for (const char* g : {"kern", "kernel", "dmesg", "messages", "syslog", "console", "journal",
-                          "journalctl", "train", "training", "log", "logs", "output", "out",
-                          "stdout", "stderr", "nvidia-bug-report", "nvidia-smi", "lspci", "ibstat",
-                          "dcgmi", "var", "tmp", "fabricmanager", "incident", "capture"})
+    for (const char* g : {"kern",
+                          "kernel",
+                          "dmesg",
+                          "messages",
+                          "syslog",
+                          "console",
+                          "journal",
+                          "journalctl",
+                          "train",
+                          "training",
+                          "log",
+                          "logs",
+                          "output",
+                          "out",
+                          "stdout",
+                          "stderr",
+                          "nvidia-bug-report",
+                          "nvidia-smi",
+                          "lspci",
+                          "ibstat",
+                          "dcgmi",
+                          "var",
+                          "tmp",
+                          "fabricmanager",
+                          "incident",
+                          "capture"})
       if (s == g) return true;
     return s.empty();
   };
@@ -72,9 +94,18 @@ std::string local_host() {
 
 }  // namespace
 
+void add_input_options(CLI::App& app, std::string* host, std::vector<std::string>* inputs) {
+  app.add_option("--host", *host,
+                 "host of the lines of plain files / stdin that carry no host field "
+                 "(default: the file's name)");
+  app.add_option("input", *inputs,
+                 "an incident bundle directory (spec §3), a .tar.gz of one, or log files "
+                 "(- = standard input)");
+}
+
 bool is_archive_name(const std::string& p) {
-  for (const char* s : {".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2",
-                        ".tar.zst"})
+  for (const char* s :
+       {".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tar.zst"})
     if (ends_with(p, s)) return true;
   return false;
 }
@@ -110,7 +141,8 @@ bool InputSet::add_file(const std::string& path, const std::string& host, std::s
   }
   std::string name = stdin_input ? "stdin" : fs::path(path).filename().string();
   for (int i = 2; fs::exists(dir / name, ec); ++i)  // two files of one name on one host
-    name = fs::path(name).stem().string() + "-" + std::to_string(i) + fs::path(name).extension().string();
+    name = fs::path(name).stem().string() + "-" + std::to_string(i) +
+           fs::path(name).extension().string();
   fs::path dst = dir / name;
   if (stdin_input) {
     std::ofstream out(dst, std::ios::binary);
@@ -127,8 +159,9 @@ bool InputSet::add_file(const std::string& path, const std::string& host, std::s
     }
   }
   evidence_["hosts/" + h + "/" + name] = stdin_input ? "<stdin>" : path;
-  notes_.push_back(std::string(stdin_input ? "standard input" : path) + ": lines without a host field are placed on '" +
-                   h + "'" + (host.empty() ? " (from the file name; --host sets it)" : ""));
+  notes_.push_back(std::string(stdin_input ? "standard input" : path) +
+                   ": lines without a host field are placed on '" + h + "'" +
+                   (host.empty() ? " (from the file name; --host sets it)" : ""));
   return true;
 }
 
@@ -172,8 +205,8 @@ bool InputSet::unpack(const std::string& archive, std::string* error) {
     if (n < 0 || bytes > kMaxArchiveBytes || !out) {
       *error = archive + ": " +
                (bytes > kMaxArchiveBytes ? std::string("more than 8 GiB unpacked")
-                                         : n < 0 ? std::string(archive_error_string(a))
-                                                 : "cannot write " + dst.string());
+                : n < 0                  ? std::string(archive_error_string(a))
+                                         : "cannot write " + dst.string());
       ok = false;
       break;
     }

@@ -6,6 +6,7 @@
 // named.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ class InputSet {
   std::map<std::string, std::string> evidence_;  // bundle-relative file -> user's name
   std::vector<std::string> notes_;
 };
+
+// The INPUT... positional and --host, the same for every command that reads logs.
+void add_input_options(CLI::App& app, std::string* host, std::vector<std::string>* inputs);
 
 // Whether a path names a tar archive by its suffix.
 bool is_archive_name(const std::string& path);
