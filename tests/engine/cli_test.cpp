@@ -401,6 +401,38 @@ TEST(Cli, FilesStdinAndTarballAreInputsToo) {
   }
 }
 
+// A report says what it read, what it refused and what it did not understand
+// (issue 11): a kernel Xid line that came through an app log is refused for
+// transport; an NVRM error no signature knows is "not understood".
+TEST(Cli, ReportSaysWhatItRefusedAndDidNotUnderstand) {
+  const std::string kb = std::string(REFLEX_SOURCE_DIR) + "/kb";
+  TempDir t;
+  // real lines: leptonai/gpud xid fixture (Xid 79 form) and an NV_ERR_RESET_REQUIRED
+  // assertion quoted in tests/realworld (a-sichek-51)
+  write(t.path / "hosts/node-1/train.log",
+        "NVRM: Xid (PCI:0000:01:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off "
+        "the bus.\n");
+  write(t.path / "hosts/node-1/kern.log",
+        "[373871.354096] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required "
+        "[NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2827\n");
+  Result r = run({"diagnose", "--kb", kb, t.path.string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_TRUE(j["root_causes"].empty()) << j.dump(2);
+  std::string notes;
+  for (const auto& n : j["notes"]) notes += n.get<std::string>() + "\n";
+  EXPECT_NE(notes.find("input: 2 line(s) read, 0 event(s) recognised"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("refused for transport: 1 line(s)"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("hosts/node-1/train.log x1"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("not understood: 1 line(s)"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("hosts/node-1/kern.log:1"), std::string::npos) << notes;
+  // --stats of reflex events says the same in counters
+  Result e = run({"events", "--stats", "--kb", kb, t.path.string()});
+  ASSERT_EQ(e.rc, 0) << e.err;
+  EXPECT_NE(e.err.find("\"unrecognized_lines\": 1"), std::string::npos) << e.err;
+  EXPECT_NE(e.err.find("\"suspect_nvidia_driver_error\": 1"), std::string::npos) << e.err;
+}
+
 TEST(Cli, TextAndDotFormats) {
   TempDir d;
   cascade_bundle(d.path, 2, 1, 5);
