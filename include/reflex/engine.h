@@ -100,6 +100,11 @@ class Engine {
   bool reload(std::shared_ptr<const KnowledgeBase> kb, std::shared_ptr<const Topology> topo,
               std::string* error);
 
+  // Runs fn under the engine's lock with the storm summaries its ingest still
+  // holds open (nothing is fed or emitted while it runs), e.g. for a store to
+  // commit them with the events the tap gave it. fn must not call back.
+  void with_open_storms(const std::function<void(const OpenStorms&)>& fn) const;
+
   EngineStats stats() const;
   std::shared_ptr<const KnowledgeBase> kb() const;
   std::shared_ptr<const Topology> topology() const;

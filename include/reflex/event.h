@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -50,6 +51,22 @@ struct Event {
       if (n == k) return &v;
     return nullptr;
   }
+};
+
+// The storm summaries a producer (Ingestor, Engine) still holds open: dedup
+// folds not emitted yet, each with its running count (first/last as they
+// stand). Seen under the producer's lock, so nothing is emitted meanwhile: a
+// store can commit what the sink gave it together with this snapshot and
+// count every line exactly once (include/reflex/store.h, group commit).
+class OpenStorms {
+ public:
+  // Changes whenever a fold opens, grows or closes; equal values, same set.
+  virtual uint64_t generation() const = 0;
+  // Every open fold, in ingest order of its first line.
+  virtual void for_each(const std::function<void(const Event&)>& fn) const = 0;
+
+ protected:
+  ~OpenStorms() = default;
 };
 
 // Output times: RFC 3339 UTC with microseconds and 'Z'.

@@ -114,6 +114,14 @@ class Ingestor {
   void feed_record(const LogRecord& rec);
   // End of input: flush pending multi-line joins and storm summaries.
   void finish();
+  // Runs fn under the Ingestor's lock with the storm summaries still open
+  // (nothing is emitted while it runs). fn must not call back into the Ingestor.
+  void with_open_storms(const std::function<void(const OpenStorms&)>& fn) const;
+  // While read_bundle/read_file run (one call can take minutes): fn is called
+  // between lines every 4,096 lines, under the lock, with the open storms, so
+  // a store fed by the sink can commit on time (group commit). fn must not
+  // call back into the Ingestor. Empty fn: none.
+  void set_progress(std::function<void(const OpenStorms&)> fn);
   // Streaming: emit dedup folds whose window closed before `now` (wall clock).
   void advance_time(TimeUs now);
 

@@ -6,10 +6,22 @@
 // boot_time) are keyed by their seconds since boot; `timed_by_wall()` tells.
 //
 // SqliteStore: the optional persistent store (`--db FILE`): WAL journal,
-// versioned schema (PRAGMA user_version + a `meta` table), tables `events`
-// and `diagnoses` (diagnosis JSON text with incident id and revision),
-// batched transactions. A crash (even kill -9) loses at most the events of
-// the open batch; every committed batch survives and the file stays readable.
+// versioned schema (PRAGMA user_version + a `meta` table), tables `events`,
+// `storms` (storm summaries not closed at their writer's last commit) and
+// `diagnoses` (diagnosis JSON text with incident id and revision).
+//
+// Group commit: writes are staged in one open transaction that is committed
+// when `batch_size` events are staged or the oldest staged write is
+// `commit_interval_s` old, whichever comes first (a staged diagnosis makes it
+// due at once). A crash (even kill -9) loses only what was staged since the
+// last commit — at most commit_interval_s of input — and the file stays
+// readable. Storms: a dedup fold (ingest) is one event that is emitted only
+// when the storm ends; a commit given the producer's OpenStorms also rewrites
+// this writer's rows of `storms` with every fold still open and its running
+// count, so a storm survives a crash with its count as of the last commit.
+// Each line is counted once: a fold is either in `storms` or, once closed, in
+// `events`, never both, because the caller commits under the producer's lock
+// (Engine/Ingestor::with_open_storms, Ingestor::set_progress).
 //
 // Neither class is thread-safe; guard with a mutex or use one per thread.
 // Nothing here throws.
@@ -77,6 +89,17 @@ struct StoredDiagnosis {
   std::string json;      // the diagnosis document (spec §5)
 };
 
+struct StoreOptions {
+  size_t batch_size = 1000;        // commit once this many events are staged...
+  double commit_interval_s = 1.0;  // ...or once the oldest staged write is this old
+  // append() and put_diagnosis() commit by themselves when a commit is due.
+  // A writer that keeps open storms sets this false and calls sync() under
+  // the producer's lock: append() usually runs in the producer's sink, where
+  // the open storms cannot be read (the lock is held), and a commit without
+  // them would leave a closed fold counted twice (in `events` and `storms`).
+  bool commit_in_append = true;
+};
+
 class SqliteStore {
  public:
   static constexpr int kSchemaVersion = 1;
@@ -84,28 +107,42 @@ class SqliteStore {
   // Opens or creates `path`. nullptr + *error when the file is not a Reflex
   // database, has a newer schema, or cannot be opened.
   static std::unique_ptr<SqliteStore> open(const std::string& path, std::string* error,
-                                           size_t batch_size = 1000);
+                                           StoreOptions opts = {});
+  // Commits what is staged, unless this store has written open storms: then
+  // it rolls back as a crash would (the last commit is consistent, a commit
+  // without the storms might not be). Writers call commit(storms) first.
   ~SqliteStore();
   SqliteStore(const SqliteStore&) = delete;
   SqliteStore& operator=(const SqliteStore&) = delete;
 
-  // Queues an event; commits when the batch is full. false + *error on failure.
+  // Stages an event (see StoreOptions::commit_in_append). false + *error on failure.
   bool append(const Event& ev, std::string* error);
-  // Commits the open batch (no-op when empty).
-  bool commit(std::string* error);
-  // Events committed so far (this process) + those already in the file.
+  // Commits now. With `storms`, this writer's rows of `storms` are replaced
+  // by the open storms when their generation changed since the last commit.
+  // No-op when nothing is staged and the storms did not change.
+  bool commit(std::string* error, const OpenStorms* storms = nullptr);
+  // commit() when one is due: batch_size events staged, a staged write (or a
+  // change of the storms' generation first seen here) commit_interval_s old,
+  // or a staged diagnosis. Call it at least every commit_interval_s while
+  // input flows (and at due_in() when it stops) for the 1 s guarantee.
+  bool sync(std::string* error, const OpenStorms* storms = nullptr);
+  // Seconds until sync() would commit (0: due now); nullopt: nothing pending.
+  std::optional<double> due_in() const;
+  // Rows of `events` committed so far (this process) + those already in the file.
   uint64_t committed() const { return committed_; }
 
-  // Stores one diagnosis revision (committed immediately, with any open batch).
+  // Stages one diagnosis revision and makes a commit due now.
   bool put_diagnosis(const StoredDiagnosis& d, std::string* error);
   // Latest revision of every incident, by incident id.
   std::vector<StoredDiagnosis> latest_diagnoses(std::string* error) const;
 
-  // Committed events in ingest order (by row id); fn returns false to stop.
+  // Committed events in ingest order (by row id), then the storm summaries
+  // of `storms` (each as of its writer's last commit); fn returns false to stop.
   bool replay(const std::function<bool(Event&&)>& fn, std::string* error) const;
-  // Committed events with key time in [from, to], in time order.
+  // The same with key time in [from, to], in time order.
   bool replay_range(TimeUs from, TimeUs to, const std::function<bool(Event&&)>& fn,
                     std::string* error) const;
+  // Rows of `events` and `storms` in the file (what replay() reads).
   int64_t count_events(std::string* error) const;
   // "ok" when PRAGMA integrity_check passes, else its first message.
   std::string integrity_check() const;

@@ -193,8 +193,13 @@ struct Engine::Impl {
     if (!ing) return;
     ing->finish();
     add_stats(ingest_done, ing->stats());
+    // The next ingestor counts its storm generations from 0 again: keep the
+    // engine's generation moving forward across the swap (OpenStorms).
+    ing->with_open_storms(
+        [&](const OpenStorms& os) { storm_generation_base += os.generation() + 1; });
 #endif
   }
+  uint64_t storm_generation_base = 0;
 
   static void add_stats(IngestStats& a, const IngestStats& b) {
     a.lines += b.lines;
@@ -566,6 +571,34 @@ bool Engine::reload(std::shared_ptr<const KnowledgeBase> kb, std::shared_ptr<con
     ok = true;
   });
   return ok;
+}
+
+namespace {
+// The ingestor's open storms with the engine's generation (see finish_ingestor).
+class ShiftedStorms final : public OpenStorms {
+ public:
+  ShiftedStorms(const OpenStorms* in, uint64_t base) : in_(in), base_(base) {}
+  uint64_t generation() const override { return base_ + (in_ ? in_->generation() : 0); }
+  void for_each(const std::function<void(const Event&)>& fn) const override {
+    if (in_) in_->for_each(fn);
+  }
+
+ private:
+  const OpenStorms* in_;
+  uint64_t base_;
+};
+}  // namespace
+
+void Engine::with_open_storms(const std::function<void(const OpenStorms&)>& fn) const {
+  std::lock_guard<std::mutex> lk(impl_->mu);
+#ifdef REFLEX_ENGINE_HAVE_INGEST
+  if (impl_->ing) {
+    impl_->ing->with_open_storms(
+        [&](const OpenStorms& os) { fn(ShiftedStorms(&os, impl_->storm_generation_base)); });
+    return;
+  }
+#endif
+  fn(ShiftedStorms(nullptr, impl_->storm_generation_base));
 }
 
 EngineStats Engine::stats() const {

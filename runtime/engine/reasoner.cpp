@@ -489,7 +489,11 @@ void Reasoner::expand_node(uint32_t n) {
   uint32_t name = ix_.rec(ev).name;
   auto* rules = ki_.rules_for(name);
   if (!rules) return;
-  for (auto [r, cname] : *rules) {
+  // Plain variables, not a structured binding: the lambda below captures the
+  // rule, and clang 14 (C++20 before P1091/P1381) cannot capture bindings.
+  for (const KbIndex::CauseRule& cr : *rules) {
+    const Rule* r = cr.rule;
+    uint32_t cname = cr.cause;
     if (ki_.latent.count(cname)) {
       latent_requests_.push_back({n, r});
       continue;

@@ -85,6 +85,17 @@ struct Ingestor::Impl {
   uint64_t envelopes = 0;
   std::string envelope_storage;
   ingest::StormFilter::Emit emit_fn;
+  // set_progress(): called between lines every kProgressLines lines read.
+  static constexpr uint64_t kProgressLines = 4096;
+  std::function<void(const OpenStorms&)> progress;
+  uint64_t since_progress = 0;
+  void count_progress(uint64_t lines) {
+    if (!progress) return;
+    since_progress += lines;
+    if (since_progress < kProgressLines) return;
+    since_progress = 0;
+    progress(storms);
+  }
 
   // ---- chunk mode (bundle files, see Matcher::scan_block) ----
   // A file starts in per-line mode; after kProbeLines lines whose message is
@@ -586,9 +597,13 @@ bool Ingestor::read_bundle(const std::string& dir, std::string* error) {
           m.begin_chunked_file(*bl.ctx);
         }
         m.file_line(bl.raw, bl.line_no, &rec);
+        m.count_progress(1);
       },
       // Once a file is in chunk mode its lines come as blocks, scanned in place.
-      [&](const BundleBlock& b) { m.file_block(b.text, b.first_line_no, b.lines); },
+      [&](const BundleBlock& b) {
+        m.file_block(b.text, b.first_line_no, b.lines);
+        m.count_progress(b.lines);
+      },
       [&](const FileContext* ctx) { return ctx == cur && m.file_mode == Impl::FileMode::chunk; },
       &m.fstats, error);
   m.flush_chunk();
@@ -618,7 +633,10 @@ void Ingestor::read_file(const std::string& path, const std::string& bundle_rela
   bool discarding = false;  // past max_line_bytes of the current line
   uint64_t line_no = 0;
   LogRecord rec;
-  auto handle = [&](std::string_view line) { m.file_line(line, ++line_no, &rec); };
+  auto handle = [&](std::string_view line) {
+    m.file_line(line, ++line_no, &rec);
+    m.count_progress(1);
+  };
   const size_t max_line = std::max<size_t>(m.opts.max_line_bytes, 64);
   for (;;) {
     int n = gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
@@ -726,6 +744,16 @@ void Ingestor::finish() {
   m.end_of_file_stream();
   m.have_file = false;
   m.storms.flush(m.emit_fn);
+}
+
+void Ingestor::set_progress(std::function<void(const OpenStorms&)> fn) {
+  std::lock_guard lock(impl_->mu);
+  impl_->progress = std::move(fn);
+}
+
+void Ingestor::with_open_storms(const std::function<void(const OpenStorms&)>& fn) const {
+  std::lock_guard lock(impl_->mu);
+  fn(impl_->storms);
 }
 
 void Ingestor::advance_time(TimeUs now) {

@@ -150,6 +150,7 @@ void StormFilter::dedup(uint32_t sig_idx, const Signature& sig, Event&& ev, cons
       }
       f.ev.count += ev.count;
       ++c_->folded_by_dedup;
+      ++generation_;
       return;
     }
     // Outside the window: the old fold is complete.
@@ -170,6 +171,7 @@ void StormFilter::dedup(uint32_t sig_idx, const Signature& sig, Event&& ev, cons
   nf.ev = std::move(ev);
   if (nf.wall) deadlines_.insert({nf.first + w, key});
   dedup_.emplace(std::move(key), std::move(nf));
+  ++generation_;  // also covers the fold closed above
 }
 
 void StormFilter::advance(TimeUs now, const Emit& emit) {
@@ -180,6 +182,7 @@ void StormFilter::advance(TimeUs now, const Emit& emit) {
     if (it == dedup_.end()) continue;
     Fold done = std::move(it->second);
     dedup_.erase(it);
+    ++generation_;
     done.ev.first = done.first;
     done.ev.last = done.last;
     emit(std::move(done.ev));
@@ -191,6 +194,7 @@ void StormFilter::flush(const Emit& emit) {
   std::vector<Fold> folds;
   folds.reserve(dedup_.size());
   for (auto& [k, f] : dedup_) folds.push_back(std::move(f));
+  if (!dedup_.empty()) ++generation_;
   dedup_.clear();
   deadlines_.clear();
   std::sort(folds.begin(), folds.end(),
@@ -201,6 +205,27 @@ void StormFilter::flush(const Emit& emit) {
       f.ev.last = f.last;
     }
     emit(std::move(f.ev));
+  }
+}
+
+void StormFilter::for_each(const std::function<void(const Event&)>& fn) const {
+  // Ingest order of the first line: deterministic, and the order emission
+  // would have used at finish().
+  std::vector<const Fold*> folds;
+  folds.reserve(dedup_.size());
+  for (const auto& [k, f] : dedup_) folds.push_back(&f);
+  std::sort(folds.begin(), folds.end(),
+            [](const Fold* a, const Fold* b) { return a->ev.seq < b->ev.seq; });
+  for (const Fold* f : folds) {
+    if (!f->wall) {
+      fn(f->ev);
+      continue;
+    }
+    // As emit() would give it, with first/last as they stand now.
+    Event ev = f->ev;
+    ev.first = f->first;
+    ev.last = f->last;
+    fn(ev);
   }
 }
 

@@ -25,7 +25,7 @@ struct StormCounters {
   uint64_t below_baseline = 0;
 };
 
-class StormFilter {
+class StormFilter final : public OpenStorms {
  public:
   using Emit = std::function<void(Event&&)>;
   StormFilter(double default_dedup_s, StormCounters* counters) noexcept
@@ -48,6 +48,11 @@ class StormFilter {
   void advance(TimeUs now, const Emit& emit);
   // Emits every open fold (end of input).
   void flush(const Emit& emit);
+
+  // The open dedup folds (OpenStorms): what a store commits as storms still
+  // running, so a crash keeps a storm's count as of the last commit.
+  uint64_t generation() const override { return generation_; }
+  void for_each(const std::function<void(const Event&)>& fn) const override;
 
   // State entries (for tests: bounded memory under storms).
   size_t state_entries() const {
@@ -87,6 +92,7 @@ class StormFilter {
   // Wall-time folds by deadline, to close them as time advances.
   std::set<std::pair<TimeUs, std::string>> deadlines_;
   std::string key_;  // reused lookup key (no allocation per line)
+  uint64_t generation_ = 0;  // bumped on every change to dedup_ (OpenStorms)
 };
 
 }  // namespace reflex::ingest

@@ -407,14 +407,15 @@ TEST(Cli, FilesStdinAndTarballAreInputsToo) {
 TEST(Cli, ReportSaysWhatItRefusedAndDidNotUnderstand) {
   const std::string kb = std::string(REFLEX_SOURCE_DIR) + "/kb";
   TempDir t;
-  // real lines: leptonai/gpud xid fixture (Xid 79 form) and an NV_ERR_RESET_REQUIRED
-  // assertion quoted in tests/realworld (a-sichek-51)
+  // real lines: leptonai/gpud xid fixture (Xid 79 form) and a GSP RPC failure
+  // quoted in scitix/sichek#51 (tests/realworld/a-sichek-51)
   write(t.path / "hosts/node-1/train.log",
         "NVRM: Xid (PCI:0000:01:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off "
         "the bus.\n");
   write(t.path / "hosts/node-1/kern.log",
-        "[373871.354096] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required "
-        "[NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2827\n");
+        "[373871.354096] NVRM: rpcRmApiAlloc_GSP: GspRmAlloc failed: hClient=0xc1d1a616; "
+        "hParent=0x5c000054; hObject=0x5c00005b; hClass=0x0000c86f; paramsSize=0x00000170; "
+        "paramsStatus=0x00000062; status=0x00000062\n");
   Result r = run({"diagnose", "--kb", kb, t.path.string()});
   ASSERT_EQ(r.rc, 0) << r.err;
   json j = json::parse(r.out);

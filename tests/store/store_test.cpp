@@ -5,8 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "reflex/store.h"
 
@@ -96,7 +98,9 @@ class SqliteTest : public ::testing::Test {
 TEST_F(SqliteTest, RoundTripAndReplayInOrder) {
   std::string err;
   {
-    auto s = SqliteStore::open(path_, &err, 3);
+    StoreOptions o;
+    o.batch_size = 3;
+    auto s = SqliteStore::open(path_, &err, o);
     ASSERT_TRUE(s) << err;
     for (int i = 0; i < 10; ++i) {
       Event e = ev("xid79", "n/gpu0", "n", (10 - i) * kSec, i);
@@ -177,7 +181,10 @@ TEST_F(SqliteTest, KillDashNineLosesNoCommittedEvent) {
   if (pid == 0) {
     close(fds[0]);
     std::string err;
-    auto s = SqliteStore::open(path_, &err, K);
+    StoreOptions o;
+    o.batch_size = K;
+    o.commit_interval_s = 3600;  // whole batches only: the count below checks it
+    auto s = SqliteStore::open(path_, &err, o);
     if (!s) _exit(3);
     for (uint64_t i = 0;; ++i) {
       if (!s->append(ev("xid95", "n/gpu" + std::to_string(i % 8), "n", i * 1000, i), &err))
@@ -213,6 +220,142 @@ TEST_F(SqliteTest, KillDashNineLosesNoCommittedEvent) {
   ASSERT_TRUE(s->replay([&](Event&& e) { ordered &= e.seq == expect++; return true; }, &err));
   EXPECT_TRUE(ordered);
   EXPECT_EQ(static_cast<int64_t>(expect), n);
+}
+
+// Counts rows through a second connection: what a reader (or a process that
+// reopens the file after a crash) sees, i.e. only what was committed.
+int64_t rows(const std::string& path, const char* table) {
+  sqlite3* db = nullptr;
+  int64_t n = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    std::string sql = std::string("SELECT count(*) FROM ") + table;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+      n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return n;
+}
+
+// A producer's open storms as a test controls them.
+struct FakeStorms final : OpenStorms {
+  uint64_t gen = 0;
+  std::vector<Event> open;
+  uint64_t generation() const override { return gen; }
+  void for_each(const std::function<void(const Event&)>& fn) const override {
+    for (const Event& e : open) fn(e);
+  }
+};
+
+TEST_F(SqliteTest, GroupCommitByTimeAndByCount) {
+  std::string err;
+  StoreOptions o;
+  o.batch_size = 4;
+  o.commit_interval_s = 0.2;
+  auto s = SqliteStore::open(path_, &err, o);
+  ASSERT_TRUE(s) << err;
+  EXPECT_FALSE(s->due_in()) << "nothing staged, nothing due";
+  ASSERT_TRUE(s->append(ev("xid79", "n/gpu0", "n", kSec, 1), &err)) << err;
+  ASSERT_TRUE(s->due_in());
+  EXPECT_GT(*s->due_in(), 0.0);
+  EXPECT_LE(*s->due_in(), 0.2);
+  EXPECT_EQ(rows(path_, "events"), 0) << "staged, not committed yet";
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_EQ(*s->due_in(), 0.0);
+  ASSERT_TRUE(s->sync(&err)) << err;
+  EXPECT_EQ(rows(path_, "events"), 1) << "a quiet stream is committed after the interval";
+  EXPECT_FALSE(s->due_in());
+  // By count: the 4th staged event commits at once (append syncs by default).
+  for (uint64_t i = 2; i <= 5; ++i) ASSERT_TRUE(s->append(ev("x", "n/gpu0", "n", kSec, i), &err));
+  EXPECT_EQ(rows(path_, "events"), 5);
+  EXPECT_EQ(s->committed(), 5u);
+  // A diagnosis is due at once.
+  ASSERT_TRUE(s->put_diagnosis({"inc-1", 1, 0, "{}"}, &err)) << err;
+  EXPECT_EQ(rows(path_, "diagnoses"), 1);
+}
+
+TEST_F(SqliteTest, OpenStormsAreCommittedWithTheirRunningCountAndNeverTwice) {
+  std::string err;
+  StoreOptions o;
+  o.commit_interval_s = 0.1;
+  o.commit_in_append = false;
+  FakeStorms storms;
+  Event fold = ev("xid95", "n/gpu0", "n", 10 * kSec, 7);
+  {
+    auto s = SqliteStore::open(path_, &err, o);
+    ASSERT_TRUE(s) << err;
+    // The storm grows: the first change starts the clock, a commit follows
+    // once it is commit_interval_s old, with the count as it is then.
+    fold.count = 3;
+    storms.open = {fold};
+    storms.gen = 1;
+    ASSERT_TRUE(s->sync(&err, &storms)) << err;
+    EXPECT_EQ(rows(path_, "storms"), 0);
+    ASSERT_TRUE(s->due_in());
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    storms.open[0].count = 40;
+    storms.gen = 2;
+    ASSERT_TRUE(s->sync(&err, &storms)) << err;
+    EXPECT_EQ(rows(path_, "storms"), 1);
+    EXPECT_EQ(rows(path_, "events"), 0);
+    int64_t n = s->count_events(&err);
+    EXPECT_EQ(n, 1);
+    std::vector<Event> back;
+    ASSERT_TRUE(s->replay(
+        [&](Event&& e) {
+          back.push_back(std::move(e));
+          return true;
+        },
+        &err));
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(back[0].count, 40u);
+    // Unchanged storms: nothing due, no rewrite.
+    ASSERT_TRUE(s->sync(&err, &storms));
+    EXPECT_FALSE(s->due_in());
+    // The storm ends: its final event is appended and it leaves the open set;
+    // one commit moves it from `storms` to `events`.
+    fold.count = 55;
+    ASSERT_TRUE(s->append(fold, &err)) << err;
+    EXPECT_EQ(rows(path_, "events"), 0) << "commit_in_append=false: the owner commits";
+    storms.open.clear();
+    storms.gen = 3;
+    ASSERT_TRUE(s->commit(&err, &storms)) << err;
+    EXPECT_EQ(rows(path_, "storms"), 0);
+    EXPECT_EQ(rows(path_, "events"), 1);
+    // A second storm is committed, then more is staged and the store is
+    // destroyed without a commit: it rolls back like a crash (a commit
+    // without the storms could count a fold twice).
+    storms.open = {ev("xid95", "n/gpu1", "n", 20 * kSec, 9)};
+    storms.gen = 4;
+    ASSERT_TRUE(s->commit(&err, &storms)) << err;
+    ASSERT_TRUE(s->append(ev("xid79", "n/gpu2", "n", 21 * kSec, 10), &err));
+  }
+  EXPECT_EQ(rows(path_, "events"), 1);
+  EXPECT_EQ(rows(path_, "storms"), 1) << "a storm cut off keeps its last committed count";
+  // Another writer replaces only its own storm rows.
+  auto s2 = SqliteStore::open(path_, &err, o);
+  ASSERT_TRUE(s2) << err;
+  FakeStorms mine;
+  mine.open = {ev("xid95", "m/gpu0", "m", 30 * kSec, 1)};
+  mine.gen = 1;
+  ASSERT_TRUE(s2->commit(&err, &mine)) << err;
+  EXPECT_EQ(rows(path_, "storms"), 2);
+  mine.open.clear();
+  mine.gen = 2;
+  ASSERT_TRUE(s2->commit(&err, &mine)) << err;
+  EXPECT_EQ(rows(path_, "storms"), 1);
+  std::vector<TimeUs> ts;
+  ASSERT_TRUE(s2->replay_range(
+      0, 100 * kSec,
+      [&](Event&& e) {
+        ts.push_back(*e.time.wall);
+        return true;
+      },
+      &err));
+  EXPECT_EQ(ts, (std::vector<TimeUs>{10 * kSec, 20 * kSec}));
+  EXPECT_EQ(s2->integrity_check(), "ok");
 }
 
 }  // namespace

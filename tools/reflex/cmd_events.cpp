@@ -1,6 +1,8 @@
-// `reflex events --kb KB [--topology FILE] [--stats] [--strict-transport] BUNDLE`
+// `reflex events --kb KB [--topology FILE] [--stats] [--strict-transport]
+//  [--db FILE [--commit-interval DUR]] BUNDLE`
 // (spec §7): what Reflex recognized in an incident bundle, one JSON object a
-// line, sorted by time (stable by ingest order). Also the hidden helper
+// line, sorted by time (stable by ingest order). --db stores the events as
+// they are recognized (ingest order), group-committed like `watch`'s. Also the hidden helper
 // `--export-patterns re2|ere` that prints every signature's first-line
 // pattern (benchmarks compare against grep/rg with them).
 #include <CLI/CLI.hpp>
@@ -20,6 +22,7 @@
 #include "reflex/ingest.h"
 #include "reflex/store.h"
 #include "reflex/topology.h"
+#include "reflex/values.h"
 
 namespace reflex::cli {
 
@@ -87,7 +90,7 @@ ojson stats_json(const IngestStats& s) {
 int run_events(int argc, char** argv) {
   CLI::App app{"Print what Reflex recognized in an incident bundle, one JSON object a line",
                "reflex events"};
-  std::string kb_path, topo_path, export_fmt, db_path, host;
+  std::string kb_path, topo_path, export_fmt, db_path, host, commit_interval;
   std::vector<std::string> inputs;
   bool want_stats = false, strict = false;
   app.add_option("--kb", kb_path, "knowledge base: .rfx sources (file/dir) or a built artifact")
@@ -97,12 +100,26 @@ int run_events(int argc, char** argv) {
   app.add_flag("--strict-transport", strict,
                "syslog text tagged 'kernel:' does not count as a kernel line");
   app.add_option("--db", db_path, "also store the events in this SQLite database");
+  app.add_option("--commit-interval", commit_interval,
+                 "--db: commit at least this often while events arrive (default 1s)");
   app.add_option("--export-patterns", export_fmt,
                  "print every signature's first-line pattern and exit: re2 (as written), "
                  "unnamed (named groups made plain, for rg -f) or ere (for grep -E -f)")
       ->check(CLI::IsMember({"re2", "unnamed", "ere"}));
   add_input_options(app, &host, &inputs);
   if (auto rc = parse_or_exit(app, argc, argv, "reflex events")) return *rc;
+
+  StoreOptions sopts;
+  // Commits happen in the ingest progress hook and at the end, with the open storms.
+  sopts.commit_in_append = false;
+  if (!commit_interval.empty()) {
+    auto d = parse_duration_s(commit_interval);
+    if (!d || *d < 0) {
+      note("bad --commit-interval '" + commit_interval + "' (expected e.g. 500ms, 1s)");
+      return 2;
+    }
+    sopts.commit_interval_s = *d;
+  }
 
   std::string err;
   std::optional<KnowledgeBase> kb = load_kb(kb_path, &err);
@@ -146,7 +163,7 @@ int run_events(int argc, char** argv) {
 
   std::unique_ptr<SqliteStore> store;
   if (!db_path.empty()) {
-    store = SqliteStore::open(db_path, &err);
+    store = SqliteStore::open(db_path, &err, sopts);
     if (!store) {
       note(err);
       return 2;
@@ -167,12 +184,32 @@ int run_events(int argc, char** argv) {
   opts.strict_transport = strict;
   Ingestor ing(*kb, *topo, opts);
   std::vector<Event> events;
-  ing.set_sink([&](Event&& ev) { events.push_back(std::move(ev)); });
+  // A database that fails once is dropped (said once), the output goes on.
+  auto drop_store = [&](const std::string& e) {
+    note("--db: " + e);
+    store.reset();
+  };
+  ing.set_sink([&](Event&& ev) {
+    std::string e2;
+    if (store && !store->append(ev, &e2)) drop_store(e2);
+    events.push_back(std::move(ev));
+  });
+  // read_bundle is one call for the whole bundle: its progress hook is where
+  // the store commits on time (under the ingestor's lock, with the open storms).
+  if (store)
+    ing.set_progress([&](const OpenStorms& os) {
+      std::string e2;
+      if (store && !store->sync(&e2, &os)) drop_store(e2);
+    });
   if (!ing.read_bundle(bundle, &err)) {
     note(bundle + ": " + err);
     return 2;
   }
   ing.finish();
+  ing.with_open_storms([&](const OpenStorms& os) {
+    std::string e2;
+    if (store && !store->commit(&e2, &os)) drop_store(e2);
+  });
   std::stable_sort(events.begin(), events.end(), event_before);
 
   std::string out;
@@ -211,14 +248,9 @@ int run_events(int argc, char** argv) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       out.clear();
     }
-    if (store && !store->append(ev, &err)) {
-      note("--db: " + err);
-      store.reset();
-    }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
-  if (store && !store->commit(&err)) note("--db: " + err);
 
   IngestStats st = ing.stats_snapshot();
   for (const std::string& n : st.notes) note("note: " + n);

@@ -1,15 +1,21 @@
-// `reflex watch --kb KB --topology FILE [--db FILE] [--settle DUR] [--skew DUR]`
+// `reflex watch --kb KB --topology FILE [--db FILE [--commit-interval DUR]]
+//  [--settle DUR] [--skew DUR]`
 // Streaming (spec §4, §7): event envelopes on stdin, one diagnosis per line
 // (JSONL) on stdout for every incident revision. EOF and SIGTERM alike:
 // diagnose every open incident, print, exit 0. SIGHUP reloads the topology and
 // the knowledge base; a failed reload keeps the old ones and says why.
+// --db: group commit (include/reflex/store.h) — every event and open storm
+// reaches the file within --commit-interval of its arrival, so a kill -9
+// loses at most that much.
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -73,12 +79,14 @@ std::optional<Loaded> load(const std::string& kb_path, const std::string& topo_p
 
 int run_watch(int argc, char** argv) {
   CLI::App app{"Read event envelopes on stdin, print diagnoses as JSONL", "reflex watch"};
-  std::string kb_path, topo_path, db_path, settle, skew;
+  std::string kb_path, topo_path, db_path, settle, skew, commit_interval;
   bool strict = false;
   app.add_option("--kb", kb_path, "knowledge base: .rfx sources (file/dir) or a built artifact")
       ->required();
   app.add_option("--topology", topo_path, "topology.json")->required();
   app.add_option("--db", db_path, "store events and diagnoses in this SQLite database");
+  app.add_option("--commit-interval", commit_interval,
+                 "--db: commit at least this often while input arrives (default 1s)");
   app.add_option("--settle", settle, "late-evidence window after a symptom (default 60s)");
   app.add_option("--skew", skew, "tolerance between two different clocks (default 2s)");
   app.add_flag("--strict-transport", strict,
@@ -86,8 +94,13 @@ int run_watch(int argc, char** argv) {
   if (auto rc = parse_or_exit(app, argc, argv, "reflex watch")) return *rc;
   EngineOptions opts;
   opts.ingest.strict_transport = strict;
-  for (auto [text, out, name] : {std::tuple{&settle, &opts.settle_s, "--settle"},
-                                 std::tuple{&skew, &opts.clock_skew_s, "--skew"}}) {
+  StoreOptions sopts;
+  // The caller commits (sync_store below), under the engine's lock with its open storms.
+  sopts.commit_in_append = false;
+  for (auto [text, out, name] :
+       {std::tuple{&settle, &opts.settle_s, "--settle"},
+        std::tuple{&skew, &opts.clock_skew_s, "--skew"},
+        std::tuple{&commit_interval, &sopts.commit_interval_s, "--commit-interval"}}) {
     if (text->empty()) continue;
     auto d = parse_duration_s(*text);
     if (!d || *d < 0) {
@@ -108,7 +121,7 @@ int run_watch(int argc, char** argv) {
 
   std::unique_ptr<SqliteStore> store;
   if (!db_path.empty()) {
-    store = SqliteStore::open(db_path, &err);
+    store = SqliteStore::open(db_path, &err, sopts);
     if (!store) {
       say(db_path + ": " + err);
       return 2;
@@ -116,6 +129,25 @@ int run_watch(int argc, char** argv) {
   }
 
   Engine eng(loaded->kb, loaded->topo, opts);
+  // A failing database (disk full, locked) is retried at every sync: say so
+  // at most every 10 s, not at every chunk.
+  auto last_db_error = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  auto db_error = [&](const std::string& e) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_db_error < std::chrono::seconds(10)) return;
+    last_db_error = now;
+    say("--db: " + e);
+  };
+  // Commits when due (or now): under the engine's lock, so that the events the
+  // tap staged and the storms still open are of the same instant. Never called
+  // from the tap (the lock is held there).
+  auto sync_store = [&](bool now) {
+    if (!store) return;
+    eng.with_open_storms([&](const OpenStorms& os) {
+      std::string e2;
+      if (!(now ? store->commit(&e2, &os) : store->sync(&e2, &os))) db_error(e2);
+    });
+  };
   eng.set_callback([&](const Diagnosis& d) {
     std::string line = diagnosis_to_json(d, -1);
     line += '\n';
@@ -130,13 +162,14 @@ int run_watch(int argc, char** argv) {
                        .count();
       sd.json = diagnosis_to_json(d, -1);
       std::string e2;
-      if (!store->put_diagnosis(sd, &e2)) say("--db: " + e2);
+      if (!store->put_diagnosis(sd, &e2)) db_error(e2);
+      sync_store(false);  // a staged diagnosis is due at once
     }
   });
   if (store)
     eng.set_event_tap([&](const Event& ev) {
       std::string e2;
-      if (!store->append(ev, &e2)) say("--db: " + e2);
+      if (!store->append(ev, &e2)) db_error(e2);
     });
 
   struct sigaction sa {};
@@ -183,7 +216,13 @@ int run_watch(int argc, char** argv) {
     struct pollfd pfd {
       0, POLLIN, 0
     };
-    int pr = ::poll(&pfd, 1, 1000);
+    // Wake up when the store's next commit is due, even if stdin stays quiet.
+    int timeout_ms = 1000;
+    if (store)
+      if (auto due = store->due_in())
+        // 10 ms floor: a commit that keeps failing is not retried in a busy loop.
+        timeout_ms = std::clamp(static_cast<int>(std::ceil(*due * 1000)), 10, timeout_ms);
+    int pr = ::poll(&pfd, 1, timeout_ms);
     if (pr < 0) {
       if (errno == EINTR) continue;
       say(std::string("poll: ") + std::strerror(errno));
@@ -191,6 +230,7 @@ int run_watch(int argc, char** argv) {
     }
     if (pr == 0) {
       eng.tick();
+      sync_store(false);
       check_bad(false);
       continue;
     }
@@ -221,12 +261,13 @@ int run_watch(int argc, char** argv) {
       buf.clear();
       discarding = true;
     }
+    sync_store(false);
     check_bad(false);
   }
   if (!buf.empty() && !discarding) eng.feed_envelope(buf);
   eng.flush();
   check_bad(true);
-  if (store && !store->commit(&err)) say("--db: " + err);
+  sync_store(true);  // after flush() no storm is open: this writer's `storms` rows go
   return 0;
 }
 
