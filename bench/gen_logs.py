@@ -23,7 +23,18 @@ The mix, and why (about 1% of all lines are matched by the shipped kb/):
   real multi-host log does (kernel, NCCL INFO and application chatter
   dominate).
 No line kind the knowledge base matches is left out; only their rates are
-realistic. The benign chatter lines are invented (marked below) and checked
+realistic.
+
+--profile telemetry (issue 15: a node as it really logs) adds what the KB
+reads continuously: `nvidia-smi --query-gpu` CSV samples every second for
+each of the 8 GPUs (nvidia-smi.csv; mostly no throttle reason, so the
+signature's `when` rejects them; now and then a thermal reason that feeds
+the aggregate), IB sysfs counter dumps every 10 s (ib_counters.log, 8 ports x
+6 counters, the baselines' input), EDAC corrected-error and CPU-throttle
+messages in kern.log, journald JSON (journal.json) and the job's stdout as
+Kubernetes CRI lines (train.log). About a fifth of all lines match.
+--profile storm writes one host's kern.log as an Xid 95 storm (every line
+matches; NVSentinel#1120 saw 800K of them) beside quiet hosts. The benign chatter lines are invented (marked below) and checked
 against the shipped patterns by the bench (rg -c) - they must not match.
 """
 import argparse
@@ -48,6 +59,59 @@ def iso_ts(t):
     return "2026-03-05 %02d:%02d:%02d,%03d" % (h, m, s, us // 1000)
 
 
+def cri_ts(t):
+    h, rem = divmod(int(t) % 86400, 3600)
+    m, s = divmod(rem, 60)
+    return "2026-03-05T%02d:%02d:%02d.%06dZ" % (h, m, s, int((t - int(t)) * 1e6))
+
+
+SMI_HEADER = ("timestamp, index, pci.bus_id, temperature.gpu, clocks.sm [MHz], "
+              "clocks_throttle_reasons.active, power.draw [W]")
+SMI_BUS = ["00000000:%02X:00.0" % b for b in (0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)]
+IB_COUNTERS = ("symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
+               "port_xmit_discards", "port_rcv_remote_physical_errors")
+
+
+def smi_row(r, t, seq, host, hi):
+    # one sample per GPU per second: 8 rows share a second
+    if seq % 8 == 1:
+        t += 1.0
+    g = seq % 8
+    h, rem = divmod(int(t) % 86400, 3600)
+    m, s = divmod(rem, 60)
+    # a thermal slowdown now and then (reason 0x40), otherwise none (0x0)
+    reasons = "0x0000000000000040" if r.random() < 0.002 else "0x0000000000000000"
+    return ("2026/03/05 %02d:%02d:%02d.%03d, %d, %s, %d, %d MHz, %s, %.2f W\n" % (
+        h, m, s, int((t - int(t)) * 1000), g, SMI_BUS[g], 55 + r.randrange(30), 1980 - r.randrange(400),
+        reasons, 300 + r.random() * 400)), t
+
+
+def ib_row(r, t, seq, host, hi):
+    # a dump of 8 ports x 6 counters every 10 s
+    if seq % 48 == 1:
+        t += 10.0
+    port, c = divmod(seq % 48, 6)
+    # healthy counters stand still; now and then one ticks (a baseline's input)
+    key = (host, port, c)
+    if r.random() < 0.0005:
+        IB_STATE[key] = IB_STATE.get(key, 0) + 1
+    value = IB_STATE.get(key, 0)
+    return "%d /sys/class/infiniband/mlx5_%d/ports/1/counters/%s:%d\n" % (
+        1772668800 + int(t), port, IB_COUNTERS[c], value), t
+
+
+def journal_row(r, t, seq, host, hi):
+    t += r.random() * 0.05
+    msg = ("I0305 kubelet.go:2345] \\\"SyncLoop (PLEG): event for pod\\\" pod=\\\"train/worker-%d\\\"" % r.randrange(99)
+           if seq % 3 else "Started Session %d of user root." % r.randrange(99999))
+    return ('{"__REALTIME_TIMESTAMP":"%d","_HOSTNAME":"%s","_TRANSPORT":"journal","SYSLOG_IDENTIFIER":"%s",'
+            '"PRIORITY":"6","MESSAGE":"%s"}\n' % (int((1772668800 + t) * 1e6), host, "kubelet" if seq % 3 else "systemd-logind", msg)), t
+
+
+IB_STATE = {}
+TELEMETRY = {"nvidia-smi.csv": smi_row, "ib_counters.log": ib_row, "journal.json": journal_row}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -57,6 +121,7 @@ def main():
     # Fault lines per line of each file; with the iteration lines this makes
     # ~1% of all lines matched by the shipped kb/ (the bench prints rg -c).
     ap.add_argument("--fault-rate", type=float, default=0.0075)
+    ap.add_argument("--profile", choices=("mixed", "telemetry", "storm"), default="mixed")
     a = ap.parse_args()
     rnd = random.Random(a.seed)
 
@@ -161,18 +226,50 @@ def main():
         d = os.path.join(a.out, "hosts", h)
         os.makedirs(d, exist_ok=True)
         r = random.Random(a.seed * 1000 + hi)
-        for fname, share in (("kern.log", 0.55), ("train.log", 0.45)):
+        files = {"mixed": (("kern.log", 0.55), ("train.log", 0.45)),
+                 "telemetry": (("kern.log", 0.20), ("train.log", 0.20), ("nvidia-smi.csv", 0.35),
+                               ("ib_counters.log", 0.15), ("journal.json", 0.10)),
+                 "storm": (("kern.log", 0.55), ("train.log", 0.45))}[a.profile]
+        for fname, share in files:
             budget = int(per_host * share)
             written = 0
             t = 36000.0
             it = 0
             next_iter = t + 1.0
+            storm = a.profile == "storm" and fname == "kern.log" and hi == 0
+            if storm:
+                budget = int(target * 0.8)  # the storm is most of the bundle
+            elif a.profile == "storm":
+                budget = int(target * 0.2 / len(hosts) * share)  # quiet hosts beside it
             with open(os.path.join(d, fname), "w", buffering=1 << 20) as f:
                 buf = []
                 size = 0
+                if fname == "nvidia-smi.csv":
+                    buf.append(SMI_HEADER + "\n")
+                seq = 0
                 while written + size < budget:
-                    t += r.random() * 0.01  # ~200 lines/s per file
-                    if fname == "kern.log":
+                    seq += 1
+                    if fname in TELEMETRY:
+                        line, t = TELEMETRY[fname](r, t, seq, h, hi)
+                    elif storm:
+                        t += 0.0005
+                        line = "[%.6f] NVRM: Xid (PCI:0000:%s): 95, pid=%d, name=python, Uncontained: FBHUB. RST: Yes, D-RST: No\n" % (
+                            t, gpu_bdfs[seq % 8][5:10], 4000 + seq % 97)
+                    elif fname == "kern.log" and a.profile == "telemetry" and r.random() < 0.01:
+                        t += r.random() * 0.01
+                        if r.random() < 0.5:  # kernel edac_mc_handle_error (rate-limited on real nodes)
+                            msg = "kernel: EDAC MC%d: 1 CE memory read error on CPU_SrcID#0_Ha#0_Chan#%d_DIMM#0 (channel:%d slot:0)" % (r.randrange(2), r.randrange(4), r.randrange(4))
+                        else:  # arch/x86/kernel/cpu/mce/therm_throt.c
+                            msg = "kernel: CPU%d: Core temperature above threshold, cpu clock throttled (total events = %d)" % (r.randrange(64), r.randrange(1, 9999))
+                        line = "%s %s %s\n" % (syslog_ts(t), h, msg)
+                    elif fname == "train.log" and a.profile == "telemetry" and not (t >= next_iter):
+                        t += r.random() * 0.01
+                        rank = hi * 8 + r.randrange(8)
+                        tm = benign_app[r.randrange(len(benign_app))]
+                        inner = app_fault(r, h, rank) if r.random() < a.fault_rate else (tm % (h, 1234, 5678, rank % 8))
+                        line = "%s stdout F %s\n" % (cri_ts(t), inner)
+                    elif fname == "kern.log":
+                        t += r.random() * 0.01  # ~200 lines/s per file
                         if r.random() < a.fault_rate:
                             msg = "kernel: " + kern_fault(r, hi)
                         else:
@@ -180,6 +277,7 @@ def main():
                             msg = tm % r.randrange(1, 99999) if "%d" in tm else tm
                         line = "%s %s %s\n" % (syslog_ts(t), h, msg)
                     elif t >= next_iter:
+                        t += r.random() * 0.01
                         # One iteration line per iteration of the printing rank,
                         # at the pace the line reports.
                         it += 1
@@ -187,6 +285,7 @@ def main():
                         next_iter += ms / 1000.0
                         line = iso_ts(t) + (train_tmpl % (it, it * 1024, ms, r.randrange(10000))) + "\n"
                     else:
+                        t += r.random() * 0.01
                         rank = hi * 8 + r.randrange(8)
                         x = r.random()
                         if x < a.fault_rate:

@@ -26,8 +26,17 @@
 #   REFLEX_BENCH_KB=...       knowledge base (default: kb/ if it loads, else bench/kb)
 #   REFLEX_BENCH_SAMPLE_MB=16 how much the naive std::regex loop reads
 #   REFLEX_BENCH_CORE=0       CPU to pin to (empty = no pinning)
+#   REFLEX_BENCH_PROFILES="mixed telemetry storm"  the mixes (bench/gen_logs.py --profile),
+#                             each in its own bundle and table
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ -z ${REFLEX_BENCH_PROFILE:-} ]]; then
+  for p in ${REFLEX_BENCH_PROFILES:-mixed telemetry storm}; do
+    REFLEX_BENCH_PROFILE=$p bash "$0" "$@" || exit $?
+  done
+  exit 0
+fi
+PROFILE=$REFLEX_BENCH_PROFILE
 ROOT=$PWD
 BUILD=${BUILD:-build}
 MB=${REFLEX_BENCH_MB:-1024}
@@ -48,11 +57,11 @@ KB=${REFLEX_BENCH_KB:-}
 if [[ -z $KB ]]; then
   if "$REFLEX" events --kb kb --export-patterns re2 >/dev/null 2>&1; then KB=kb; else KB=bench/kb; fi
 fi
-BUNDLE=$DIR/bundle-${MB}mb
+BUNDLE=$DIR/bundle-$PROFILE-${MB}mb
 if [[ ! -f $BUNDLE/.complete ]]; then
   rm -rf "$BUNDLE"
   echo "generating ${MB} MB bundle in $BUNDLE ..." >&2
-  python3 bench/gen_logs.py --out "$BUNDLE" --mb "$MB" >&2
+  python3 bench/gen_logs.py --out "$BUNDLE" --mb "$MB" --profile "$PROFILE" >&2
   touch "$BUNDLE/.complete"
 fi
 mapfile -t FILES < <(find "$BUNDLE/hosts" -type f | sort)
@@ -98,7 +107,7 @@ RG_MATCHED=$(rg -c -j1 --no-ignore -f "$DIR/patterns.re2" "${FILES[@]}" | awk -F
 REFLEX_MATCHED=$(sed -n 's/^ *"matched_lines": \([0-9]*\).*/\1/p' "$DIR/stats.json" | head -1)
 
 echo
-echo "ingest benchmark: $(echo "$BYTES/1048576" | bc) MB, $LINES lines, ${#FILES[@]} files, KB=$KB ($NPAT first-line patterns), pinned: ${PIN[*]:-no}"
+echo "ingest benchmark, profile $PROFILE: $(echo "$BYTES/1048576" | bc) MB, $LINES lines, ${#FILES[@]} files, KB=$KB ($NPAT first-line patterns), pinned: ${PIN[*]:-no}"
 echo "reflex events found $EVENTS events (stats in $DIR/stats.json)"
 echo "lines matching a first-line pattern (rg -c): $RG_MATCHED ($(echo "scale=2; 100 * $RG_MATCHED / $LINES" | bc -l)%); reflex matched lines: ${REFLEX_MATCHED:-?}"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
@@ -110,6 +119,7 @@ for name in "wc -l" "grep -E -c -f" "rg -c -j1 -f" "naive std::regex (extrapolat
     "$(echo "$LINES / $s" | bc -l)" "$(echo "$BYTES / 1048576 / $s" | bc -l)" \
     "$(echo "${SECS["wc -l"]} / $s" | bc -l)" "$(echo "${SECS["rg -c -j1 -f"]} / $s" | bc -l)"
 done
+echo "reflex events: $(echo "${REFLEX_MATCHED:-0} / ${SECS["reflex events"]}" | bc) matched lines/s of CPU"
 echo "(throughput and ratios use CPU time, user+sys; ratios are relative throughput, >1 = faster;"
 echo " naive std::regex read ${SAMPLE_MB} MB (its own timer, CPU-bound) and was extrapolated;"
 echo " the floor is read(2) + hs_scan of every byte with the same patterns, compile excluded)"
