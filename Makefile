@@ -5,7 +5,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all setup configure build demo demo-run test sanitize clang-check fuzz-build fuzz fuzz-smoke bench clean format
+.PHONY: all setup configure build demo demo-run test sanitize clang-check fuzz-build fuzz fuzz-smoke fuzz-fast bench clean format
 
 all: build
 
@@ -59,6 +59,28 @@ fuzz: fuzz-build
 	@mkdir -p tests/fuzz/corpus tests/fuzz/runtime_corpus
 	@build-fuzz/tests/fuzz/fuzz_rfx -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 tests/fuzz/corpus tests/fuzz/seeds
 	@build-fuzz/tests/fuzz/fuzz_runtime -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=20 tests/fuzz/runtime_corpus tests/fuzz/runtime_seeds
+
+# The fast targets (tests/fuzz/fuzz_fast.cpp: topology loader, line parser,
+# envelope decoder, artifact decoder), FUZZ_FAST_SECONDS each, growing the
+# committed corpora tests/fuzz/corpus_<name> (every build replays them).
+FUZZ_FAST_SECONDS ?= 60
+FUZZ_FAST = topology line_parser envelope artifact
+# Optimised (-O1, asserts kept) as libFuzzer advises, in their own tree; the
+# entropic scheduler is off (-entropic=0): on these targets it spent 88% of the
+# time updating feature frequencies (62 vs 272 exec/s, measured).
+fuzz-fast: build
+	@cmake -S . -B build-fuzz-fast -G Ninja -DCMAKE_BUILD_TYPE= "-DCMAKE_C_FLAGS=-O1 -g" "-DCMAKE_CXX_FLAGS=-O1 -g" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREFLEX_FUZZ=ON -DREFLEX_BUILD_BENCH=OFF >/dev/null
+	@cmake --build build-fuzz-fast -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_FAST))
+	@mkdir -p build-fuzz-fast/artifact_seed && $(REFLEXC) build bench/kb -o build-fuzz-fast/artifact_seed/bench.rfxkb 2>/dev/null
+	@for t in $(FUZZ_FAST); do \
+	  seeds=tests/fuzz/seeds_fast/lines; \
+	  case $$t in topology) seeds="kb/tests/topologies examples/incident-pcie";; envelope) seeds=tests/fuzz/seeds_fast/envelopes;; artifact) seeds=build-fuzz-fast/artifact_seed;; esac; \
+	  mkdir -p tests/fuzz/corpus_$$t; \
+	  echo "== fuzz_$$t ($(FUZZ_FAST_SECONDS) s)"; \
+	  build-fuzz-fast/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_FAST_SECONDS) -entropic=0 -max_len=16384 -timeout=10 -print_final_stats=1 tests/fuzz/corpus_$$t $$seeds >build-fuzz-fast/fuzz_$$t.log 2>&1; rc=$$?; \
+	  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec|ERROR|SUMMARY" build-fuzz-fast/fuzz_$$t.log; \
+	  [ $$rc -eq 0 ] || { echo "fuzz_$$t failed (exit $$rc): build-fuzz-fast/fuzz_$$t.log"; exit 1; }; \
+	done
 
 # A smoke run (CI, after a change): from the seeds only, into a scratch corpus
 # emptied first (build-fuzz/smoke/), so FUZZ_SMOKE_SECONDS each are spent

@@ -1,0 +1,98 @@
+// Fast libFuzzer targets, one per input surface, each a single cheap call so
+// that ASan builds run thousands of inputs per second (the end-to-end targets
+// fuzz_rfx / fuzz_runtime compile patterns or run a diagnosis per input and
+// manage a few). REFLEX_FUZZ_TARGET picks the surface at compile time:
+//   1 topology loader (Topology::load_text)
+//   2 line parser: first byte = options and file context, the rest one line each
+//   3 envelope decoder (parse_envelope), one envelope a line
+//   4 compiled-KB artifact decoder (kb_from_cbor): a damaged or hostile
+//     artifact must be refused with an error, never crash
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reflex/artifact.h"
+#include "reflex/log_format.h"
+#include "reflex/log_record.h"
+#include "reflex/topology.h"
+
+#ifndef REFLEX_FUZZ_TARGET
+#error "REFLEX_FUZZ_TARGET must be 1..4"
+#endif
+
+namespace {
+[[maybe_unused]] const reflex::Topology& topology() {
+  static const std::unique_ptr<reflex::Topology> t = [] {
+    reflex::TopologyError err;
+    auto topo = reflex::Topology::load_file(REFLEX_FUZZ_TOPOLOGY, &err);
+    if (!topo) {
+      std::fprintf(stderr, "fuzz_fast: cannot load %s\n", REFLEX_FUZZ_TOPOLOGY);
+      std::abort();
+    }
+    return topo;
+  }();
+  return *t;
+}
+
+template <typename Fn>
+void for_each_line(std::string_view rest, Fn fn) {
+  uint64_t line_no = 0;
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    fn(rest.substr(0, nl), ++line_no);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+  }
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view in(reinterpret_cast<const char*>(data), size);
+#if REFLEX_FUZZ_TARGET == 1
+  reflex::TopologyError err;
+  (void)reflex::Topology::load_text(in, "fuzz.json", &err);
+#elif REFLEX_FUZZ_TARGET == 2
+  if (in.empty()) return 0;
+  // The first byte chooses what a bundle would know about the file.
+  const unsigned o = static_cast<unsigned char>(in[0]);
+  reflex::FormatOptions opts;
+  opts.strict_transport = (o & 1) != 0;
+  opts.max_line_bytes = (o & 2) ? 64 : (1u << 20);
+  reflex::FormatStats stats;
+  reflex::LineParser parser(topology(), opts, &stats);
+  reflex::FileContext ctx;
+  static constexpr const char* kDirs[] = {"node-0001", "node-0002", "unknown-host", "kern.log"};
+  ctx.host_dir = kDirs[(o >> 2) & 3];
+  ctx.file = (o & 16) ? "hosts/node-0001/dmesg.txt" : "hosts/node-0001/train.log";
+  if (o & 32) ctx.boot_time_us = int64_t{1772668800} * 1000000;
+  ctx.tz_offset_s = (o & 64) ? -5 * 3600 : 0;
+  if (o & 128) ctx.year = 2026;
+  parser.begin_file(ctx);
+  for_each_line(in.substr(1), [&](std::string_view line, uint64_t n) {
+    reflex::LogRecord rec;
+    (void)parser.parse(line, n, &rec);
+  });
+#elif REFLEX_FUZZ_TARGET == 3
+  reflex::FormatStats stats;
+  for_each_line(in, [&](std::string_view line, uint64_t) {
+    std::string storage;
+    reflex::LogRecord rec;
+    (void)reflex::parse_envelope(line, topology(), 1772668800000000, &stats, &storage, &rec);
+  });
+#elif REFLEX_FUZZ_TARGET == 4
+  // A whole artifact file (its 8-byte "RFXKB" header, as reflexc writes it)
+  // is decoded past the header, so a real artifact is a useful seed.
+  size_t skip = 0;
+  if (size >= 8 && in.substr(0, 6) == std::string_view("RFXKB\0", 6)) skip = 8;
+  const std::vector<uint8_t> bytes(data + skip, data + size);
+  std::string err;
+  (void)reflex::kb_from_cbor(bytes, &err);
+#else
+#error "REFLEX_FUZZ_TARGET must be 1..4"
+#endif
+  return 0;
+}
