@@ -31,6 +31,7 @@
 #include "reflex/store.h"
 #include "reflex/topology.h"
 #include "reflex/values.h"
+#include "watch_redis.h"
 
 namespace reflex::cli {
 
@@ -78,6 +79,10 @@ std::optional<Loaded> load(const std::string& kb_path, const std::string& topo_p
 }  // namespace
 
 int run_watch(int argc, char** argv) {
+  // --redis: a diagnoser of the deployment (watch_redis.cpp); stdin mode below is unchanged.
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--redis") == 0 || std::strncmp(argv[i], "--redis=", 8) == 0)
+      return run_watch_redis(argc, argv);
   CLI::App app{"Read event envelopes on stdin, print diagnoses as JSONL", "reflex watch"};
   std::string kb_path, topo_path, db_path, settle, skew, commit_interval;
   bool strict = false;
