@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 _procs = []
@@ -256,9 +257,16 @@ class Alertmanager:
                 self.proc.kill()
 
 
-def http_get(url, timeout=5):
-    with urllib.request.urlopen(url, timeout=timeout) as r:
-        return r.read().decode()
+def http_get(url, timeout=5, tries=50):
+    """GET, retried while the server is still starting (bounded)."""
+    for i in range(tries):
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as r:
+                return r.read().decode()
+        except urllib.error.URLError:
+            if i == tries - 1:
+                raise
+            time.sleep(0.1)
 
 
 def metric(text, name, labels=None):
