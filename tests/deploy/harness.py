@@ -75,18 +75,19 @@ def check(cond, msg):
 
 
 class Redis:
-    def __init__(self, tmp, aclfile=None, port=None):
+    def __init__(self, tmp, aclfile=None, port=None, fsync="always"):
         self.dir = os.path.join(tmp, "redis")
         os.makedirs(self.dir, exist_ok=True)
         self.port = port or free_port()
         self.aclfile = aclfile
+        self.fsync = fsync
         self.proc = None
         self.admin = []  # redis-cli auth args when ACLs are on
         self.admin_auth = None  # (user, password) for Resp when ACLs are on
 
     def start(self):
         args = ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port),
-                "--dir", self.dir, "--appendonly", "yes", "--appendfsync", "always",
+                "--dir", self.dir, "--appendonly", "yes", "--appendfsync", self.fsync,
                 "--save", "", "--daemonize", "no", "--protected-mode", "yes",
                 "--logfile", os.path.join(self.dir, "redis.log")]
         if self.aclfile:
