@@ -379,6 +379,14 @@ struct Agent {
     }
   }
 
+  // The file's name no longer leads to it (deleted, or renamed outside a
+  // followed directory): nothing more will be appended.
+  static bool gone(const Followed& f) {
+    struct stat st {};
+    return ::stat(f.path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_ino) != f.key.ino ||
+           static_cast<uint64_t>(st.st_dev) != f.key.dev;
+  }
+
   bool read_files() {
     bool any = false;
     for (auto it = files.begin(); it != files.end();) {
@@ -386,10 +394,18 @@ struct Agent {
       if (full()) break;
       bool got = read_file(f);
       any |= got;
-      if (!got && f.rotated) {
-        log(Level::info, f.path + ": rotated away and read to the end, closing");
+      if (!got && (f.rotated || gone(f))) {
+        log(Level::info, f.path + ": rotated away or deleted and read to the end, closing");
         ::close(f.fd);
-        // Keep its position until its last events are durable.
+        // Found again under another name (a rename seen before the next
+        // directory scan): it continues where it was read to, not from 0.
+        Pending again;
+        again.key = f.key;
+        again.pos = f.read;
+        again.path = f.path;
+        again.evidence = f.evidence;
+        resume[f.key] = std::move(again);
+        // Its committed position stays until its last events are durable.
         it = files.erase(it);
         continue;
       }
