@@ -9,7 +9,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -112,8 +114,27 @@ struct Pending {
   FileKey key;
   Position pos;
   std::string path, evidence;
+  std::string cursor;  // the journal's (key {0, 0}): where to continue after a restart
   Clock::time_point queued;
 };
+
+// The journal, read from `journalctl -f -o json` (or --journal-command): its
+// lines are numbered across restarts (the count is saved with the cursor), so
+// a line re-read after a restart gets the same evidence and the same id.
+struct Journal {
+  pid_t pid = -1;
+  int fd = -1;
+  std::string buf, last_cursor;
+  uint64_t line = 0;
+  // (line, cursor) from the safe point on, for checkpoints behind open folds;
+  // bounded: past it the checkpoint just stays where it was (re-read, not lost).
+  std::deque<std::pair<uint64_t, std::string>> cursors;
+  Position safe;
+  std::string safe_cursor;
+  std::unique_ptr<LineParser> parser;
+};
+constexpr size_t kMaxJournalCursors = 200000;
+const FileKey kJournalKey{0, 0};
 
 std::optional<int64_t> read_boot_time(const fs::path& p) {
   std::ifstream in(p);
@@ -182,6 +203,7 @@ struct Agent {
       p.pos.line = f.value("line", uint64_t{0});
       p.path = f.value("path", "");
       p.evidence = f.value("evidence", "");
+      p.cursor = f.value("cursor", "");
       resume[p.key] = p;
       committed[p.key] = p;
     }
@@ -197,7 +219,8 @@ struct Agent {
                          {"path", p.path},
                          {"evidence", p.evidence},
                          {"offset", p.pos.offset},
-                         {"line", p.pos.line}});
+                         {"line", p.pos.line},
+                         {"cursor", p.cursor}});
     std::string text = nlohmann::json{{"version", 1}, {"files", files_j}}.dump(
                            1, ' ', false, nlohmann::json::error_handler_t::replace) +
                        "\n";
@@ -287,10 +310,10 @@ struct Agent {
     }
   }
 
-  // The first line of an open fold in this file, if any.
-  std::optional<uint64_t> first_open_line(const Followed& f) {
+  // The first line of an open fold in this file (evidence name), if any.
+  std::optional<uint64_t> first_open_line(const std::string& evidence) {
     std::optional<uint64_t> first;
-    std::string prefix = f.evidence + ":";
+    std::string prefix = evidence + ":";
     ing.with_open_storms([&](const OpenStorms& os) {
       os.for_each([&](const Event& ev) {
         if (ev.evidence.compare(0, prefix.size(), prefix) != 0) return;
@@ -351,7 +374,7 @@ struct Agent {
     metrics.add("reflex_agent_lines_read_total", static_cast<double>(lines));
     metrics.add("reflex_agent_bytes_read_total", static_cast<double>(usable));
     // Checkpoint: up to here, unless a fold still open began earlier.
-    auto open = first_open_line(f);
+    auto open = first_open_line(f.evidence);
     if (!open) {
       f.safe = f.read;
     } else if (*open >= first_line && *open - first_line < starts.size()) {
@@ -377,6 +400,11 @@ struct Agent {
       f.safe = f.read;
       queue_marker(f);
     }
+    if (journal.parser) {
+      journal.safe = {0, journal.line};
+      journal.safe_cursor = journal.last_cursor;
+      queue_journal_marker();
+    }
   }
 
   // The file's name no longer leads to it (deleted, or renamed outside a
@@ -385,6 +413,145 @@ struct Agent {
     struct stat st {};
     return ::stat(f.path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_ino) != f.key.ino ||
            static_cast<uint64_t>(st.st_dev) != f.key.dev;
+  }
+
+  // ---- journal ----
+  Journal journal;
+  bool start_journal(std::string cmd, std::string* err) {
+    journal.parser = std::make_unique<LineParser>(topo, FormatOptions{}, &fstats);
+    FileContext ctx;
+    ctx.host_dir = host;
+    ctx.file = "hosts/" + host + "/journal";
+    ctx.year = year;
+    ctx.boot_time_us = boot_time;
+    journal.parser->begin_file(ctx);
+    if (auto r = resume.find(kJournalKey); r != resume.end()) {
+      journal.line = r->second.pos.line;
+      journal.safe = r->second.pos;
+      journal.safe_cursor = journal.last_cursor = r->second.cursor;
+      resume.erase(r);
+    }
+    // Cursors are journald's own text ("s=...;i=...;b=..."), never a quote.
+    if (!journal.safe_cursor.empty() && journal.safe_cursor.find('\'') == std::string::npos)
+      cmd += " --after-cursor='" + journal.safe_cursor + "'";
+    int fds[2];
+    if (::pipe(fds) != 0) {
+      *err = std::string("pipe: ") + std::strerror(errno);
+      return false;
+    }
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      *err = std::string("fork: ") + std::strerror(errno);
+      return false;
+    }
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // an agent killed -9 takes journalctl with it
+      ::dup2(fds[1], 1);
+      ::close(fds[0]);
+      ::close(fds[1]);
+      ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+    ::fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    journal.pid = pid;
+    journal.fd = fds[0];
+    log(Level::info, "reading the journal: " + cmd);
+    return true;
+  }
+
+  // The entry's "__CURSOR" value (JSON whitespace allowed; cursors need no escapes).
+  static std::string cursor_of(std::string_view line) {
+    const std::string_view key = "\"__CURSOR\"";
+    auto at = line.find(key);
+    if (at == std::string_view::npos) return "";
+    size_t i = at + key.size();
+    auto skip = [&] {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    };
+    skip();
+    if (i >= line.size() || line[i] != ':') return "";
+    ++i;
+    skip();
+    if (i >= line.size() || line[i] != '"') return "";
+    auto end = line.find('"', ++i);
+    return end == std::string_view::npos ? "" : std::string(line.substr(i, end - i));
+  }
+
+  bool read_journal() {
+    if (journal.fd < 0) return false;
+    bool any = false;
+    char chunk[1 << 16];
+    for (int round = 0; round < 64 && !full(); ++round) {
+      ssize_t n = ::read(journal.fd, chunk, sizeof chunk);
+      if (n == 0) {
+        log(Level::info, "the journal reader exited");
+        ::close(journal.fd);
+        journal.fd = -1;
+        int st = 0;
+        ::waitpid(journal.pid, &st, 0);
+        journal.pid = -1;
+        break;
+      }
+      if (n < 0) break;  // EAGAIN
+      any = true;
+      journal.buf.append(chunk, static_cast<size_t>(n));
+      size_t start = 0;
+      for (size_t nl; (nl = journal.buf.find('\n', start)) != std::string::npos; start = nl + 1) {
+        std::string_view raw(journal.buf.data() + start, nl - start);
+        if (raw.size() > kMaxLine) raw = raw.substr(0, kMaxLine);
+        ++journal.line;
+        std::string c = cursor_of(raw);
+        if (!c.empty()) journal.last_cursor = c;
+        journal.cursors.emplace_back(journal.line, journal.last_cursor);
+        if (journal.cursors.size() > kMaxJournalCursors) journal.cursors.pop_front();
+        LogRecord rec;
+        if (journal.parser->parse(raw, journal.line, &rec)) ing.feed_record(rec);
+        metrics.add("reflex_agent_journal_entries_total");
+      }
+      journal.buf.erase(0, start);
+      if (journal.buf.size() > kMaxLine) journal.buf.clear();  // refuses a runaway line
+    }
+    if (!any) return false;
+    // Checkpoint: the cursor of the last entry before the first open fold.
+    std::string ev = "hosts/" + host + "/journal";
+    auto open = first_open_line(ev);
+    if (!open) {
+      journal.safe = {0, journal.line};
+      journal.safe_cursor = journal.last_cursor;
+      journal.cursors.clear();
+    } else {
+      while (!journal.cursors.empty() && journal.cursors.front().first < *open - 1)
+        journal.cursors.pop_front();
+      if (!journal.cursors.empty() && journal.cursors.front().first == *open - 1) {
+        journal.safe = {0, *open - 1};
+        journal.safe_cursor = journal.cursors.front().second;
+      }
+    }
+    queue_journal_marker();
+    return true;
+  }
+
+  void queue_journal_marker() {
+    Pending m;
+    m.marker = true;
+    m.key = kJournalKey;
+    m.pos = journal.safe;
+    m.cursor = journal.safe_cursor;
+    m.evidence = "hosts/" + host + "/journal";
+    pending.push_back(std::move(m));
+  }
+
+  void stop_journal() {
+    if (journal.pid > 0) {
+      ::kill(journal.pid, SIGTERM);
+      int st = 0;
+      ::waitpid(journal.pid, &st, 0);
+    }
+    if (journal.fd >= 0) ::close(journal.fd);
+    journal.fd = -1;
+    journal.pid = -1;
   }
 
   bool read_files() {
@@ -492,7 +659,8 @@ int run_agent(int argc, char** argv) {
                "reflex agent"};
   std::string kb_path, topo_path, host, redis_url, state_path, boot_time, poll_s = "250ms";
   std::vector<std::string> follows;
-  bool use_stdin = false, once = false, strict = false;
+  bool use_stdin = false, once = false, strict = false, use_journal = false;
+  std::string journal_cmd = "journalctl -f -o json --no-pager";
   int year = 0;
   size_t buffer_max = 100000, maxlen = 1000000, batch = 500;
   DaemonOptions dopts;
@@ -504,6 +672,11 @@ int run_agent(int argc, char** argv) {
                  "a log file (followed across rename and truncation) or a directory (every "
                  "file in it, new ones too; *.gz skipped); repeatable");
   app.add_flag("--stdin", use_stdin, "also read event envelopes (spec §4) on stdin");
+  app.add_flag("--journal", use_journal,
+               "also read the journal (journalctl -f -o json), continuing after the saved cursor");
+  app.add_option("--journal-command", journal_cmd,
+                 "the command that prints journal entries as JSON lines (default "
+                 "'journalctl -f -o json --no-pager'; --after-cursor is appended)");
   app.add_option("--redis", redis_url,
                  "publish to Redis Streams: redis://[user[:password]@]host[:port][/db] "
                  "(default: print the events on stdout)");
@@ -534,8 +707,8 @@ int run_agent(int argc, char** argv) {
     log(Level::error, "bad --poll, --batch or --buffer");
     return 2;
   }
-  if (follows.empty() && !use_stdin) {
-    log(Level::error, "nothing to read: give --follow PATH and/or --stdin");
+  if (follows.empty() && !use_stdin && !use_journal) {
+    log(Level::error, "nothing to read: give --follow PATH, --journal and/or --stdin");
     return 2;
   }
   if (host.empty()) {
@@ -593,6 +766,7 @@ int run_agent(int argc, char** argv) {
   metrics.counter("reflex_agent_publish_failures_total", "Failed publish attempts.");
   metrics.counter("reflex_agent_files_opened_total", "Log files opened.");
   metrics.counter("reflex_agent_truncations_total", "Followed files found truncated.");
+  metrics.counter("reflex_agent_journal_entries_total", "Journal entries read.");
   metrics.counter("reflex_agent_buffer_full_total", "Times reading paused on a full buffer.");
   metrics.gauge("reflex_agent_buffer_events", "Events waiting for the bus.");
   metrics.gauge("reflex_agent_publish_lag_seconds", "Age of the oldest event waiting for the bus.");
@@ -617,6 +791,10 @@ int run_agent(int argc, char** argv) {
   }
   install_daemon_signals();
   log(Level::info, "agent for " + host + " publishing to " + bus->describe());
+  if (use_journal && !a.start_journal(journal_cmd, &err)) {
+    log(Level::error, "--journal: " + err);
+    return 2;
+  }
 
   std::string line;
   bool stdin_open = use_stdin;
@@ -631,6 +809,7 @@ int run_agent(int argc, char** argv) {
     }
     bool any = false;
     if (!a.full()) any |= a.read_files();
+    if (!a.full()) any |= a.read_journal();
     if (stdin_open && !a.full()) {
       char chunk[1 << 16];
       for (int round = 0; round < 64 && !a.full(); ++round) {
@@ -663,7 +842,7 @@ int run_agent(int argc, char** argv) {
                              .count());
     bool drained = a.publish();
     a.refresh_stats();
-    if (once && !any && !stdin_open && drained) {
+    if (once && !any && !stdin_open && a.journal.fd < 0 && drained) {
       a.ing.finish();
       a.mark_all_read();
       if (a.pending_events == 0 && a.publish()) break;
@@ -671,6 +850,7 @@ int run_agent(int argc, char** argv) {
     if (!any) sleep_unless_stopped(poll_ms);
   }
   // Stop: send the open folds, then give the bus a bounded time to take them.
+  a.stop_journal();
   a.ing.finish();
   a.mark_all_read();
   auto deadline = Clock::now() + std::chrono::seconds(5);
