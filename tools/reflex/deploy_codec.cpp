@@ -46,7 +46,7 @@ std::string shard_of(const Event& ev, const Topology& topo) {
     if (!jobs.empty()) return "job:" + clean(jobs.front());
     return "host:" + clean(ev.host);
   }
-  return "cluster";
+  return kClusterShard;
 }
 
 std::string host_of_device(const std::string& device, const Topology& topo) {

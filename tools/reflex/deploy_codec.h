@@ -20,7 +20,8 @@ std::optional<Event> decode_event(std::string_view payload, std::string* err);
 // "stdin").
 std::string event_id(const Event& ev, std::string_view source);
 // The event's shard: its job (a job device, or the job of its host), else its
-// host, else "cluster". Shard names go into Redis keys' hash tags.
+// host, else kClusterShard. Shard names go into Redis keys' hash tags.
+inline constexpr const char* kClusterShard = "cluster";
 std::string shard_of(const Event& ev, const Topology& topo);
 // The host part of a device id ("" for job/fabric/storage devices).
 std::string host_of_device(const std::string& device, const Topology& topo);

@@ -43,6 +43,7 @@ struct Shard {
   std::string name;
   std::unique_ptr<Engine> eng;
   std::string cursor = "0";
+  std::string cluster_cursor = "0";  // the cluster shard, read by every shard (below)
   std::unordered_set<std::string> seen;
   std::deque<std::string> seen_order;
   Clock::time_point last_renew{};
@@ -273,54 +274,65 @@ int run_watch_redis(int argc, char** argv) {
         }
         ++it;
       }
+      bool read_failed = false;
       for (auto& [name, s] : shards) {
-        std::vector<bus::Entry> entries;
-        std::string e;
-        if (!bus->read_events(name, &s.cursor, read_batch, &entries, &e)) {
-          bus_error("read " + name, e);
-          break;
-        }
-        if (!entries.empty()) busy = true;
-        for (const bus::Entry& en : entries) {
-          if (en.foreign) {
-            metrics.add("reflex_watch_skipped_entries_total", 1,
-                        Metrics::label("reason", "foreign"));
-            log_limited(Level::warn, "foreign:" + name,
-                        "shard " + name + ": skipped entry " + en.stream_id +
-                            " (not written by a reflex agent)");
-            continue;
+        if (read_failed) break;
+        // Events of devices without a host (fabric switches, shared storage)
+        // go to the cluster shard; any job's incident may need them, so every
+        // shard's engine also reads that stream (its owner diagnoses what
+        // involves no job).
+        std::vector<std::pair<std::string, std::string*>> sources = {{name, &s.cursor}};
+        if (name != kClusterShard) sources.emplace_back(kClusterShard, &s.cluster_cursor);
+        for (auto& [src, cursor] : sources) {
+          std::vector<bus::Entry> entries;
+          std::string e;
+          if (!bus->read_events(src, cursor, read_batch, &entries, &e)) {
+            bus_error("read " + src, e);
+            read_failed = true;
+            break;
           }
-          if (en.payload.size() > kMaxPayload) {
-            metrics.add("reflex_watch_skipped_entries_total", 1,
-                        Metrics::label("reason", "too_large"));
-            log_limited(Level::warn, "large:" + name,
-                        "shard " + name + ": skipped entry " + en.stream_id + " (" +
-                            std::to_string(en.payload.size()) + " bytes)");
-            continue;
+          if (!entries.empty()) busy = true;
+          for (const bus::Entry& en : entries) {
+            if (en.foreign) {
+              metrics.add("reflex_watch_skipped_entries_total", 1,
+                          Metrics::label("reason", "foreign"));
+              log_limited(Level::warn, "foreign:" + name,
+                          "shard " + name + ": skipped entry " + en.stream_id +
+                              " (not written by a reflex agent)");
+              continue;
+            }
+            if (en.payload.size() > kMaxPayload) {
+              metrics.add("reflex_watch_skipped_entries_total", 1,
+                          Metrics::label("reason", "too_large"));
+              log_limited(Level::warn, "large:" + name,
+                          "shard " + name + ": skipped entry " + en.stream_id + " (" +
+                              std::to_string(en.payload.size()) + " bytes)");
+              continue;
+            }
+            if (s.seen.count(en.id)) {
+              metrics.add("reflex_watch_duplicate_events_total");
+              continue;
+            }
+            std::string derr;
+            auto ev = decode_event(en.payload, &derr);
+            if (!ev || ev->name.empty() || ev->device.empty()) {
+              metrics.add("reflex_watch_skipped_entries_total", 1,
+                          Metrics::label("reason", "bad_event"));
+              log_limited(Level::warn, "bad:" + name,
+                          "shard " + name + ": skipped entry " + en.stream_id + ": " +
+                              (derr.empty() ? "no event name or device" : derr));
+              continue;
+            }
+            s.seen.insert(en.id);
+            s.seen_order.push_back(en.id);
+            if (s.seen_order.size() > kSeenIds) {
+              s.seen.erase(s.seen_order.front());
+              s.seen_order.pop_front();
+            }
+            if (!s.waiting_since) s.waiting_since = Clock::now();
+            metrics.add("reflex_watch_events_total");
+            s.eng->feed_event(std::move(*ev));
           }
-          if (s.seen.count(en.id)) {
-            metrics.add("reflex_watch_duplicate_events_total");
-            continue;
-          }
-          std::string derr;
-          auto ev = decode_event(en.payload, &derr);
-          if (!ev || ev->name.empty() || ev->device.empty()) {
-            metrics.add("reflex_watch_skipped_entries_total", 1,
-                        Metrics::label("reason", "bad_event"));
-            log_limited(Level::warn, "bad:" + name,
-                        "shard " + name + ": skipped entry " + en.stream_id + ": " +
-                            (derr.empty() ? "no event name or device" : derr));
-            continue;
-          }
-          s.seen.insert(en.id);
-          s.seen_order.push_back(en.id);
-          if (s.seen_order.size() > kSeenIds) {
-            s.seen.erase(s.seen_order.front());
-            s.seen_order.pop_front();
-          }
-          if (!s.waiting_since) s.waiting_since = Clock::now();
-          metrics.add("reflex_watch_events_total");
-          s.eng->feed_event(std::move(*ev));
         }
         drain_out(s);
       }
