@@ -190,7 +190,8 @@ struct Agent {
     if (!in) return true;  // first start
     nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("files") || !j["files"].is_array()) {
-      *err = state_path + ": not a reflex agent state file (delete it to start over)";
+      *err = state_path +
+             ": not a reflex agent state file (give another --state; a stale one may be removed)";
       return false;
     }
     for (const auto& f : j["files"]) {

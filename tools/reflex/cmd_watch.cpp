@@ -96,6 +96,10 @@ int run_watch(int argc, char** argv) {
   app.add_option("--skew", skew, "tolerance between two different clocks (default 2s)");
   app.add_flag("--strict-transport", strict,
                "syslog text tagged 'kernel:' does not count as a kernel line");
+  std::string redis_help;  // listed for --help only: --redis is dispatched above
+  app.add_option("--redis", redis_help,
+                 "diagnose the shards of a Redis Streams deployment instead of stdin "
+                 "(see 'reflex watch --redis URL --help')");
   if (auto rc = parse_or_exit(app, argc, argv, "reflex watch")) return *rc;
   EngineOptions opts;
   opts.ingest.strict_transport = strict;
