@@ -9,6 +9,8 @@ PACKAGES=(
   libboost-graph-dev libsqlite3-dev libspdlog-dev libgtest-dev
   libhyperscan-dev libre2-dev nlohmann-json3-dev libcli11-dev libbenchmark-dev
   zlib1g-dev libarchive-dev ripgrep graphviz
+  redis-server redis-tools libhiredis-dev prometheus-alertmanager prometheus
+  libcpp-httplib-dev libsystemd-dev
 )
 
 missing=()

@@ -31,6 +31,7 @@
 #include "reflex/store.h"
 #include "reflex/topology.h"
 #include "reflex/values.h"
+#include "watch_redis.h"
 
 namespace reflex::cli {
 
@@ -78,6 +79,10 @@ std::optional<Loaded> load(const std::string& kb_path, const std::string& topo_p
 }  // namespace
 
 int run_watch(int argc, char** argv) {
+  // --redis: a diagnoser of the deployment (watch_redis.cpp); stdin mode below is unchanged.
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--redis") == 0 || std::strncmp(argv[i], "--redis=", 8) == 0)
+      return run_watch_redis(argc, argv);
   CLI::App app{"Read event envelopes on stdin, print diagnoses as JSONL", "reflex watch"};
   std::string kb_path, topo_path, db_path, settle, skew, commit_interval;
   bool strict = false;
@@ -91,6 +96,10 @@ int run_watch(int argc, char** argv) {
   app.add_option("--skew", skew, "tolerance between two different clocks (default 2s)");
   app.add_flag("--strict-transport", strict,
                "syslog text tagged 'kernel:' does not count as a kernel line");
+  std::string redis_help;  // listed for --help only: --redis is dispatched above
+  app.add_option("--redis", redis_help,
+                 "diagnose the shards of a Redis Streams deployment instead of stdin "
+                 "(see 'reflex watch --redis URL --help')");
   if (auto rc = parse_or_exit(app, argc, argv, "reflex watch")) return *rc;
   EngineOptions opts;
   opts.ingest.strict_transport = strict;

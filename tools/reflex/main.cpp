@@ -16,6 +16,7 @@ void usage(FILE* out) {
       "  watch      read event envelopes on stdin, print diagnoses as JSONL\n"
       "  events     print what Reflex recognized in a bundle, one JSON object a line\n"
       "  eval       diagnose simulated bundles and score them against truth.json\n"
+      "  agent      follow this host's logs and publish recognized events (deployment)\n"
       "\n"
       "Run 'reflex <command> --help' for a command's options.\n",
       out);
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
   if (cmd == "diagnose") return reflex::cli::run_diagnose(argc - 1, argv + 1);
   if (cmd == "watch") return reflex::cli::run_watch(argc - 1, argv + 1);
   if (cmd == "eval") return reflex::cli::run_eval(argc - 1, argv + 1);
+  if (cmd == "agent") return reflex::cli::run_agent(argc - 1, argv + 1);
   std::fprintf(stderr, "reflex: unknown command '%s'\n", cmd.c_str());
   usage(stderr);
   return 2;

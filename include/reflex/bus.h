@@ -1,0 +1,82 @@
+// The transport between agents and diagnosers (README, "Deployment"): one
+// small interface, an embedded in-process implementation (the default, one
+// process) and Redis Streams (hiredis). Payloads are opaque text here; what
+// an event looks like on the wire is the caller's codec.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace reflex::bus {
+
+// One event to publish: a deterministic id (a redelivery carries the same
+// one, so consumers drop it) and the encoded event.
+struct Record {
+  std::string id;
+  std::string payload;
+};
+
+// One entry read back. `foreign` = the entry lacks the fields Reflex writes
+// (someone else XADDed to the stream); it is still returned so the caller
+// can count it and move past it.
+struct Entry {
+  std::string stream_id;  // position in the shard's stream ("1700000000000-0")
+  std::string id;
+  std::string payload;
+  bool foreign = false;
+};
+
+struct Options {
+  size_t maxlen = 1000000;           // per event stream, trimmed approximately (MAXLEN ~)
+  size_t diagnoses_maxlen = 100000;  // per diagnoses stream
+  int timeout_ms = 2000;             // connect and command timeout
+};
+
+class EventBus {
+ public:
+  virtual ~EventBus() = default;
+  // Appends every record to its shard's stream. True = all accepted. False =
+  // some may have been: retrying is safe (ids are deterministic).
+  virtual bool publish_events(const std::vector<std::pair<std::string, Record>>& batch,
+                              std::string* err) = 0;
+  // Up to `max` entries of `shard` after *cursor ("0" = from the start);
+  // advances *cursor past what it returns.
+  virtual bool read_events(const std::string& shard, std::string* cursor, size_t max,
+                           std::vector<Entry>* out, std::string* err) = 0;
+  // The shards that have an event stream.
+  virtual bool list_shards(std::vector<std::string>* out, std::string* err) = 0;
+  // Acquires or renews `owner`'s lease on `shard` for ttl_ms; *held says
+  // whether owner holds it afterwards (false: someone else does).
+  virtual bool lease(const std::string& shard, const std::string& owner, int ttl_ms, bool* held,
+                     std::string* err) = 0;
+  virtual bool release(const std::string& shard, const std::string& owner, std::string* err) = 0;
+  // Publishes one diagnosis unless the same answer (`answer`: a digest of its
+  // root causes) for that incident was published before, by anyone — a new
+  // owner that rebuilds a shard re-derives the old answers: *published says
+  // which.
+  virtual bool publish_diagnosis(const std::string& shard, const std::string& incident,
+                                 int revision, const std::string& answer, const std::string& json,
+                                 bool* published, std::string* err) = 0;
+  // Where this bus goes, for logs ("embedded", "redis://127.0.0.1:6379").
+  virtual std::string describe() const = 0;
+};
+
+// In-process: one process publishes and consumes (tests, single host).
+std::unique_ptr<EventBus> make_embedded_bus(Options opts = {});
+
+// redis://[user[:password]@]host[:port][/db]. Connects lazily and reconnects
+// after errors; nullptr + *err for a URL that cannot be used.
+std::unique_ptr<EventBus> make_redis_bus(const std::string& url, Options opts, std::string* err);
+
+// Key layout (hash tag = the shard, so one shard's keys share a Redis Cluster slot).
+std::string events_key(const std::string& shard);     // reflex:{shard}:events
+std::string lease_key(const std::string& shard);      // reflex:{shard}:lease
+std::string diagnoses_key(const std::string& shard);  // reflex:{shard}:diagnoses
+std::string published_key(const std::string& shard);  // reflex:{shard}:published
+
+// The URL without its password, for logs.
+std::string redact_url(const std::string& url);
+
+}  // namespace reflex::bus

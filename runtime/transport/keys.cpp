@@ -1,0 +1,27 @@
+#include "reflex/bus.h"
+
+namespace reflex::bus {
+
+std::string events_key(const std::string& shard) {
+  return "reflex:{" + shard + "}:events";
+}
+std::string lease_key(const std::string& shard) {
+  return "reflex:{" + shard + "}:lease";
+}
+std::string diagnoses_key(const std::string& shard) {
+  return "reflex:{" + shard + "}:diagnoses";
+}
+std::string published_key(const std::string& shard) {
+  return "reflex:{" + shard + "}:published";
+}
+
+std::string redact_url(const std::string& url) {
+  auto scheme = url.find("://");
+  auto at = url.rfind('@');
+  if (scheme == std::string::npos || at == std::string::npos || at < scheme) return url;
+  auto colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon + 1) + "***" + url.substr(at);
+}
+
+}  // namespace reflex::bus

@@ -1,0 +1,302 @@
+// Redis Streams transport (hiredis, synchronous). One connection per bus,
+// made lazily and remade after any error, so a Redis restart costs the
+// caller failed calls (which it retries with backoff), never a crash.
+#include <hiredis/hiredis.h>
+
+#include <charconv>
+#include <cstring>
+#include <memory>
+
+#include "reflex/bus.h"
+
+namespace reflex::bus {
+namespace {
+
+struct ReplyFree {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyFree>;
+
+struct Url {
+  std::string user, password, host = "127.0.0.1";
+  int port = 6379, db = 0;
+};
+
+bool parse_int(std::string_view s, int* out) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+bool parse_url(const std::string& url, Url* u, std::string* err) {
+  const std::string scheme = "redis://";
+  if (url.compare(0, scheme.size(), scheme) != 0) {
+    *err = "expected redis://[user[:password]@]host[:port][/db], got '" + redact_url(url) + "'";
+    return false;
+  }
+  std::string rest = url.substr(scheme.size());
+  auto at = rest.rfind('@');
+  if (at != std::string::npos) {
+    std::string cred = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    auto colon = cred.find(':');
+    if (colon == std::string::npos) {
+      u->password = cred;  // redis://password@host, as redis-cli -u takes it
+    } else {
+      u->user = cred.substr(0, colon);
+      u->password = cred.substr(colon + 1);
+    }
+  }
+  auto slash = rest.find('/');
+  if (slash != std::string::npos) {
+    if (slash + 1 < rest.size() && !parse_int(rest.substr(slash + 1), &u->db)) {
+      *err = "bad database number in " + redact_url(url);
+      return false;
+    }
+    rest = rest.substr(0, slash);
+  }
+  auto colon = rest.rfind(':');
+  if (colon != std::string::npos) {
+    if (!parse_int(rest.substr(colon + 1), &u->port) || u->port <= 0 || u->port > 65535) {
+      *err = "bad port in " + redact_url(url);
+      return false;
+    }
+    rest = rest.substr(0, colon);
+  }
+  if (!rest.empty()) u->host = rest;
+  return true;
+}
+
+// Lease: take it when free, renew it when ours, else leave it.
+const char* kLeaseScript =
+    "local v = redis.call('GET', KEYS[1]) "
+    "if v == false then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end "
+    "if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end "
+    "return 0";
+const char* kReleaseScript =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end "
+    "return 0";
+// Publish-once: the (incident, answer) set and the stream share the shard's
+// hash tag, so this is atomic on a cluster too.
+const char* kPublishScript =
+    "if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then "
+    "redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'incident', ARGV[5], "
+    "'revision', ARGV[2], 'diagnosis', ARGV[3]) return 1 end return 0";
+
+class RedisBus final : public EventBus {
+ public:
+  RedisBus(Url u, std::string url, Options o) : u_(std::move(u)), url_(std::move(url)), opts_(o) {}
+  ~RedisBus() override { drop(); }
+
+  bool publish_events(const std::vector<std::pair<std::string, Record>>& batch,
+                      std::string* err) override {
+    if (batch.empty()) return true;
+    if (!connect(err)) return false;
+    std::string maxlen = std::to_string(opts_.maxlen);
+    for (const auto& [shard, rec] : batch) {
+      std::string key = events_key(shard);
+      const char* argv[] = {"XADD", key.c_str(), "MAXLEN",       "~", maxlen.c_str(),
+                            "*",    "id",        rec.id.c_str(), "e", rec.payload.c_str()};
+      size_t lens[] = {4, key.size(),        6, 1, maxlen.size(), 1, 2, rec.id.size(),
+                       1, rec.payload.size()};
+      if (redisAppendCommandArgv(ctx_, 10, argv, lens) != REDIS_OK) return fail(err);
+    }
+    bool ok = true;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      void* raw = nullptr;
+      if (redisGetReply(ctx_, &raw) != REDIS_OK) return fail(err);
+      Reply r(static_cast<redisReply*>(raw));
+      if (r->type == REDIS_REPLY_ERROR) {
+        if (ok) *err = std::string("XADD: ") + r->str;
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  bool read_events(const std::string& shard, std::string* cursor, size_t max,
+                   std::vector<Entry>* out, std::string* err) override {
+    if (!connect(err)) return false;
+    std::string key = events_key(shard), count = std::to_string(max);
+    std::string from = cursor->empty() ? "0" : *cursor;
+    Reply r = command({"XREAD", "COUNT", count, "STREAMS", key, from}, err);
+    if (!r) return false;
+    if (r->type == REDIS_REPLY_NIL) return true;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1) return unexpected(err, "XREAD");
+    redisReply* stream = r->element[0];
+    if (stream->type != REDIS_REPLY_ARRAY || stream->elements != 2) return unexpected(err, "XREAD");
+    redisReply* entries = stream->element[1];
+    for (size_t i = 0; i < entries->elements; ++i) {
+      redisReply* e = entries->element[i];
+      if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+          e->element[0]->type != REDIS_REPLY_STRING)
+        continue;
+      Entry en;
+      en.stream_id.assign(e->element[0]->str, e->element[0]->len);
+      redisReply* fv = e->element[1];
+      bool have_id = false, have_payload = false;
+      if (fv->type == REDIS_REPLY_ARRAY)
+        for (size_t k = 0; k + 1 < fv->elements; k += 2) {
+          redisReply* f = fv->element[k];
+          redisReply* v = fv->element[k + 1];
+          if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING) continue;
+          std::string_view name(f->str, f->len);
+          if (name == "id") {
+            en.id.assign(v->str, v->len);
+            have_id = true;
+          } else if (name == "e") {
+            en.payload.assign(v->str, v->len);
+            have_payload = true;
+          }
+        }
+      en.foreign = !(have_id && have_payload);
+      *cursor = en.stream_id;
+      out->push_back(std::move(en));
+    }
+    return true;
+  }
+
+  bool list_shards(std::vector<std::string>* out, std::string* err) override {
+    if (!connect(err)) return false;
+    std::string cursor = "0";
+    // SCAN is bounded: at most this many round trips per call.
+    for (int round = 0; round < 10000; ++round) {
+      Reply r = command(
+          {"SCAN", cursor, "MATCH", "reflex:{*}:events", "COUNT", "1000", "TYPE", "stream"}, err);
+      if (!r) return false;
+      if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) return unexpected(err, "SCAN");
+      cursor.assign(r->element[0]->str, r->element[0]->len);
+      redisReply* keys = r->element[1];
+      for (size_t i = 0; i < keys->elements; ++i) {
+        std::string k(keys->element[i]->str, keys->element[i]->len);
+        const std::string pre = "reflex:{", post = "}:events";
+        if (k.size() > pre.size() + post.size())
+          out->push_back(k.substr(pre.size(), k.size() - pre.size() - post.size()));
+      }
+      if (cursor == "0") return true;
+    }
+    return true;
+  }
+
+  bool lease(const std::string& shard, const std::string& owner, int ttl_ms, bool* held,
+             std::string* err) override {
+    if (!connect(err)) return false;
+    Reply r =
+        command({"EVAL", kLeaseScript, "1", lease_key(shard), owner, std::to_string(ttl_ms)}, err);
+    if (!r) return false;
+    if (r->type != REDIS_REPLY_INTEGER) return unexpected(err, "lease", r.get());
+    *held = r->integer == 1;
+    return true;
+  }
+
+  bool release(const std::string& shard, const std::string& owner, std::string* err) override {
+    if (!connect(err)) return false;
+    Reply r = command({"EVAL", kReleaseScript, "1", lease_key(shard), owner}, err);
+    return r && r->type == REDIS_REPLY_INTEGER;
+  }
+
+  bool publish_diagnosis(const std::string& shard, const std::string& incident, int revision,
+                         const std::string& answer, const std::string& json, bool* published,
+                         std::string* err) override {
+    if (!connect(err)) return false;
+    std::string rev = std::to_string(revision);
+    Reply r = command(
+        {"EVAL", kPublishScript, "2", published_key(shard), diagnoses_key(shard),
+         incident + "#" + answer, rev, json, std::to_string(opts_.diagnoses_maxlen), incident},
+        err);
+    if (!r) return false;
+    if (r->type != REDIS_REPLY_INTEGER) return unexpected(err, "publish diagnosis", r.get());
+    *published = r->integer == 1;
+    return true;
+  }
+
+  std::string describe() const override { return redact_url(url_); }
+
+ private:
+  bool connect(std::string* err) {
+    if (ctx_) return true;
+    timeval tv{opts_.timeout_ms / 1000, (opts_.timeout_ms % 1000) * 1000};
+    ctx_ = redisConnectWithTimeout(u_.host.c_str(), u_.port, tv);
+    if (!ctx_ || ctx_->err) {
+      *err = "connect " + u_.host + ":" + std::to_string(u_.port) + ": " +
+             (ctx_ ? ctx_->errstr : "out of memory");
+      drop();
+      return false;
+    }
+    redisSetTimeout(ctx_, tv);
+    if (!u_.password.empty()) {
+      Reply r = u_.user.empty() ? command({"AUTH", u_.password}, err)
+                                : command({"AUTH", u_.user, u_.password}, err);
+      if (!r) return false;
+      if (r->type == REDIS_REPLY_ERROR) {
+        *err = std::string("AUTH refused: ") + r->str;
+        drop();
+        return false;
+      }
+    }
+    if (u_.db != 0) {
+      Reply r = command({"SELECT", std::to_string(u_.db)}, err);
+      if (!r || r->type == REDIS_REPLY_ERROR) {
+        if (r) *err = std::string("SELECT: ") + r->str;
+        drop();
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Null on a connection error (the context is dropped); an error reply is
+  // returned as such for the caller to judge.
+  Reply command(const std::vector<std::string>& args, std::string* err) {
+    std::vector<const char*> argv;
+    std::vector<size_t> lens;
+    for (const auto& a : args) {
+      argv.push_back(a.c_str());
+      lens.push_back(a.size());
+    }
+    void* raw = redisCommandArgv(ctx_, static_cast<int>(args.size()), argv.data(), lens.data());
+    if (!raw) {
+      fail(err);
+      return nullptr;
+    }
+    Reply r(static_cast<redisReply*>(raw));
+    if (r->type == REDIS_REPLY_ERROR) {
+      *err = args[0] + ": " + std::string(r->str, r->len);
+      // NOAUTH / NOPERM / WRONGPASS: the caller sees the error text.
+      if (args[0] != "AUTH") return nullptr;
+    }
+    return r;
+  }
+
+  bool fail(std::string* err) {
+    *err = std::string("redis ") + u_.host + ":" + std::to_string(u_.port) + ": " +
+           (ctx_ && ctx_->errstr[0] ? ctx_->errstr : "connection lost");
+    drop();
+    return false;
+  }
+
+  bool unexpected(std::string* err, const char* what, redisReply* r = nullptr) {
+    *err = std::string("unexpected reply to ") + what;
+    if (r && r->type == REDIS_REPLY_ERROR) *err += std::string(": ") + r->str;
+    return false;
+  }
+
+  void drop() {
+    if (ctx_) redisFree(ctx_);
+    ctx_ = nullptr;
+  }
+
+  Url u_;
+  std::string url_;
+  Options opts_;
+  redisContext* ctx_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<EventBus> make_redis_bus(const std::string& url, Options opts, std::string* err) {
+  Url u;
+  if (!parse_url(url, &u, err)) return nullptr;
+  return std::make_unique<RedisBus>(std::move(u), url, opts);
+}
+
+}  // namespace reflex::bus

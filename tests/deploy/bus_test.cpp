@@ -1,0 +1,84 @@
+// The transport interface's contract on the embedded bus (the default): the
+// Redis implementation is held to the same by the tests/deploy/*.py runs.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "reflex/bus.h"
+
+using namespace reflex::bus;
+
+TEST(EmbeddedBus, PublishReadWithCursor) {
+  auto b = make_embedded_bus();
+  std::string err;
+  ASSERT_TRUE(b->publish_events(
+      {{"job:a", {"1", "p1"}}, {"job:a", {"2", "p2"}}, {"host:h", {"3", "p3"}}}, &err));
+  std::vector<Entry> out;
+  std::string cursor = "0";
+  ASSERT_TRUE(b->read_events("job:a", &cursor, 1, &out, &err));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].id, "1");
+  ASSERT_TRUE(b->read_events("job:a", &cursor, 10, &out, &err));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].payload, "p2");
+  ASSERT_TRUE(b->read_events("job:a", &cursor, 10, &out, &err));
+  EXPECT_EQ(out.size(), 2u);  // nothing new
+  std::vector<std::string> shards;
+  ASSERT_TRUE(b->list_shards(&shards, &err));
+  EXPECT_EQ(shards, (std::vector<std::string>{"host:h", "job:a"}));
+}
+
+TEST(EmbeddedBus, LeaseIsExclusiveUntilItLapses) {
+  auto b = make_embedded_bus();
+  std::string err;
+  bool held = false;
+  ASSERT_TRUE(b->lease("s", "d1", 100, &held, &err));
+  EXPECT_TRUE(held);
+  ASSERT_TRUE(b->lease("s", "d2", 100, &held, &err));
+  EXPECT_FALSE(held);
+  ASSERT_TRUE(b->lease("s", "d1", 100, &held, &err));  // renewal
+  EXPECT_TRUE(held);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ASSERT_TRUE(b->lease("s", "d2", 100, &held, &err));  // lapsed: taken over
+  EXPECT_TRUE(held);
+  ASSERT_TRUE(b->release("s", "d1", &err));  // not d1's: no effect
+  ASSERT_TRUE(b->lease("s", "d1", 100, &held, &err));
+  EXPECT_FALSE(held);
+}
+
+TEST(EmbeddedBus, AnAnswerIsPublishedOnce) {
+  auto b = make_embedded_bus();
+  std::string err;
+  bool published = false;
+  ASSERT_TRUE(b->publish_diagnosis("s", "inc-1", 1, "A", "{}", &published, &err));
+  EXPECT_TRUE(published);
+  ASSERT_TRUE(b->publish_diagnosis("s", "inc-1", 1, "A", "{}", &published, &err));
+  EXPECT_FALSE(published);  // a new owner re-deriving it
+  ASSERT_TRUE(b->publish_diagnosis("s", "inc-1", 2, "B", "{}", &published, &err));
+  EXPECT_TRUE(published);  // a different answer
+}
+
+TEST(RedisBus, BadUrlsAreRefusedAndPasswordsRedacted) {
+  std::string err;
+  EXPECT_EQ(make_redis_bus("http://x", {}, &err), nullptr);
+  EXPECT_NE(err.find("redis://"), std::string::npos);
+  EXPECT_EQ(make_redis_bus("redis://127.0.0.1:99999", {}, &err), nullptr);
+  EXPECT_EQ(make_redis_bus("redis://u:secret@127.0.0.1:6379/x", {}, &err), nullptr);
+  EXPECT_EQ(err.find("secret"), std::string::npos);
+  EXPECT_EQ(redact_url("redis://u:secret@h:1"), "redis://u:***@h:1");
+  EXPECT_NE(make_redis_bus("redis://u:p@127.0.0.1:6379/2", {}, &err), nullptr);
+  EXPECT_EQ(events_key("job:a"), "reflex:{job:a}:events");
+}
+
+TEST(RedisBus, UnreachableIsAnErrorNotACrash) {
+  std::string err;
+  Options o;
+  o.timeout_ms = 200;
+  auto b = make_redis_bus("redis://127.0.0.1:1", o, &err);  // nothing listens on port 1
+  ASSERT_NE(b, nullptr);
+  EXPECT_FALSE(b->publish_events({{"s", {"1", "p"}}}, &err));
+  EXPECT_NE(err.find("127.0.0.1"), std::string::npos);
+  bool held = true;
+  EXPECT_FALSE(b->lease("s", "d", 100, &held, &err));
+}

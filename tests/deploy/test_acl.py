@@ -1,0 +1,102 @@
+"""Redis ACL users per role (deploy/users.acl): an agent appends events and
+nothing else (reading refused), a diagnoser reads events and writes leases and
+diagnoses but cannot append events; a wrong password is refused and the agent
+says so and publishes nothing; the deployment works with the right ones."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import Redis, RespError, check, spawn, tempdir, wait_for  # noqa
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--reflex", required=True)
+ap.add_argument("--kb", required=True)
+ap.add_argument("--bundle", required=True)
+ap.add_argument("--acl", required=True)
+a = ap.parse_args()
+
+tmp = tempdir()
+topo = os.path.join(a.bundle, "topology.json")
+pw = {"AGENT": "agent-%d" % os.getpid(), "DIAGNOSER": "diag-%d" % os.getpid(),
+      "ADMIN": "admin-%d" % os.getpid()}
+acl = open(a.acl).read()
+for k, v in pw.items():
+    acl = acl.replace("CHANGE_ME_" + k, v)
+aclfile = os.path.join(tmp, "users.acl")
+with open(aclfile, "w") as f:
+    f.write(acl)
+redis = Redis(tmp, aclfile=aclfile)
+redis.admin = ["--user", "reflex-admin", "--pass", pw["ADMIN"], "--no-auth-warning"]
+redis.admin_auth = ("reflex-admin", pw["ADMIN"])
+redis.start()
+key = "reflex:{job:job-42}:events"
+
+
+def refused(user, password, *cmd):
+    try:
+        c = redis.conn(user, password)
+    except RespError as e:
+        return str(e)
+    try:
+        c.call(*cmd)
+        return ""
+    except RespError as e:
+        return str(e)
+    finally:
+        c.close()
+
+
+check("WRONGPASS" in refused("reflex-agent", "wrong", "PING"), "a wrong password is refused")
+r = refused("reflex-agent", pw["AGENT"], "XADD", key, "*", "id", "x", "e", "{}")
+check(r == "", "the agent user may XADD to an event stream")
+for cmd in (("XRANGE", key, "-", "+"), ("XREAD", "STREAMS", key, "0"), ("GET", "x"),
+            ("XADD", "reflex:{job:job-42}:diagnoses", "*", "a", "b"), ("KEYS", "*"),
+            ("EVAL", "return 1", "0")):
+    r = refused("reflex-agent", pw["AGENT"], *cmd)
+    check("NOPERM" in r, "the agent user is refused %s (%s)" % (cmd[0], r[:60]))
+r = refused("reflex-diagnoser", pw["DIAGNOSER"], "XADD", key, "*", "id", "x", "e", "{}")
+check("NOPERM" in r, "the diagnoser user may not append events (%s)" % r[:60])
+redis.conn().call("DEL", key)
+
+# An agent with a wrong password: refused, says so, publishes nothing.
+bad = spawn([a.reflex, "agent", "--kb", a.kb, "--topology", topo, "--host", "node-0017",
+             "--follow", os.path.join(a.bundle, "hosts", "node-0017"), "--year", "2026",
+             "--redis", redis.url("reflex-agent", "wrong")],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "bad.log"), "w"))
+wait_for(lambda: "WRONGPASS" in open(os.path.join(tmp, "bad.log")).read(), 20,
+         "the agent to report the refused password")
+check(redis.conn().call("EXISTS", key) == 0, "an agent with a wrong password publishes nothing")
+check("wrong" not in open(os.path.join(tmp, "bad.log")).read().replace("WRONGPASS", ""),
+      "the password is not in the agent's log")
+bad.kill()
+bad.wait(timeout=10)
+
+# Right passwords: the deployment works under the per-role users.
+out = os.path.join(tmp, "d.jsonl")
+d = spawn([a.reflex, "watch", "--kb", a.kb, "--topology", topo, "--settle", "2s",
+           "--redis", redis.url("reflex-diagnoser", pw["DIAGNOSER"])],
+          stdout=open(out, "w"), stderr=open(os.path.join(tmp, "d.log"), "w"))
+agents = [spawn([a.reflex, "agent", "--kb", a.kb, "--topology", topo, "--host", h,
+                 "--follow", os.path.join(a.bundle, "hosts", h), "--year", "2026", "--once",
+                 "--redis", redis.url("reflex-agent", pw["AGENT"])],
+                stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, h + ".log"), "w"))
+          for h in ("node-0017", "node-0018")]
+for p in agents:
+    check(p.wait(timeout=60) == 0, "agent publishes under the reflex-agent user")
+
+
+def diagnosed():
+    with open(out) as f:
+        return any(json.loads(x)["root_causes"] for x in f if x.strip())
+
+
+wait_for(diagnosed, 60, "a diagnosis under the reflex-diagnoser user")
+check(True, "the diagnoser reads, leases and publishes under the reflex-diagnoser user")
+d.terminate()
+check(d.wait(timeout=20) == 0, "diagnoser exits 0")
+redis.stop()
+print("PASS")

@@ -1,0 +1,868 @@
+// `reflex agent`: one per host (README, "Deployment"). Follows log files
+// (rotation by rename, truncation, new files in a directory) and envelopes on
+// stdin, runs the same ingest as `reflex events` (matcher, storms) and
+// publishes the recognized events to the bus (Redis Streams with --redis).
+// Read positions (device+inode, offset, line) reach the state file only after
+// the bus accepted every event read before them, and never past the first
+// line of a storm fold still open: a restart neither loses nor repeats (a
+// re-published event carries the same id and the diagnoser drops it).
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "daemon.h"
+#include "deploy_codec.h"
+#include "reflex/bus.h"
+#include "reflex/compiler.h"
+#include "reflex/ingest.h"
+#include "reflex/log_format.h"
+#include "reflex/topology.h"
+#include "reflex/values.h"
+
+namespace reflex::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kReadChunk = 1 << 20;  // per read() of a followed file
+constexpr size_t kMaxLine = 1 << 20;    // longer lines are cut (counted)
+
+// Without --redis: the bus is stdout, one JSON object a line.
+class StdoutBus final : public bus::EventBus {
+ public:
+  bool publish_events(const std::vector<std::pair<std::string, bus::Record>>& batch,
+                      std::string*) override {
+    for (const auto& [shard, rec] : batch) {
+      nlohmann::json j = {{"shard", shard}, {"id", rec.id}, {"event", rec.payload}};
+      std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      s += '\n';
+      std::fwrite(s.data(), 1, s.size(), stdout);
+    }
+    std::fflush(stdout);
+    return true;
+  }
+  bool read_events(const std::string&, std::string*, size_t, std::vector<bus::Entry>*,
+                   std::string*) override {
+    return true;
+  }
+  bool list_shards(std::vector<std::string>*, std::string*) override { return true; }
+  bool lease(const std::string&, const std::string&, int, bool* held, std::string*) override {
+    *held = true;
+    return true;
+  }
+  bool release(const std::string&, const std::string&, std::string*) override { return true; }
+  bool publish_diagnosis(const std::string&, const std::string&, int, const std::string&,
+                         const std::string&, bool* published, std::string*) override {
+    *published = true;
+    return true;
+  }
+  std::string describe() const override { return "stdout"; }
+};
+
+struct FileKey {
+  uint64_t dev = 0, ino = 0;
+  bool operator<(const FileKey& o) const { return dev != o.dev ? dev < o.dev : ino < o.ino; }
+};
+
+struct Position {
+  uint64_t offset = 0, line = 0;
+};
+
+struct Followed {
+  FileKey key;
+  std::string path;      // current name
+  std::string evidence;  // "hosts/<host>/<name when first seen>", kept across renames
+  int fd = -1;
+  Position read;          // next byte to read, lines consumed
+  Position safe;          // everything before it is emitted (no open fold starts earlier)
+  bool rotated = false;   // renamed away from a followed path: read to EOF, then close
+  bool skipping = false;  // inside a line longer than kMaxLine
+  std::unique_ptr<LineParser> parser;
+};
+
+// A published record, or a checkpoint that becomes durable once every record
+// queued before it is accepted.
+struct Pending {
+  bool marker = false;
+  std::string shard;
+  bus::Record rec;
+  FileKey key;
+  Position pos;
+  std::string path, evidence;
+  std::string cursor;  // the journal's (key {0, 0}): where to continue after a restart
+  Clock::time_point queued;
+};
+
+// The journal, read from `journalctl -f -o json` (or --journal-command): its
+// lines are numbered across restarts (the count is saved with the cursor), so
+// a line re-read after a restart gets the same evidence and the same id.
+struct Journal {
+  pid_t pid = -1;
+  int fd = -1;
+  std::string buf, last_cursor;
+  uint64_t line = 0;
+  // (line, cursor) from the safe point on, for checkpoints behind open folds;
+  // bounded: past it the checkpoint just stays where it was (re-read, not lost).
+  std::deque<std::pair<uint64_t, std::string>> cursors;
+  Position safe;
+  std::string safe_cursor;
+  std::unique_ptr<LineParser> parser;
+};
+constexpr size_t kMaxJournalCursors = 200000;
+const FileKey kJournalKey{0, 0};
+
+std::optional<int64_t> read_boot_time(const fs::path& p) {
+  std::ifstream in(p);
+  std::string s;
+  if (!(in >> s)) return std::nullopt;
+  return parse_rfc3339(s);
+}
+
+struct Agent {
+  const KnowledgeBase& kb;
+  const Topology& topo;
+  std::string host;
+  std::optional<int> year;
+  std::optional<int64_t> boot_time;
+  bus::EventBus& bus;
+  Metrics& metrics;
+  std::string state_path;
+  size_t buffer_max = 100000, batch = 500;
+
+  Ingestor ing{kb, topo};
+  FormatStats fstats;
+  std::map<FileKey, Followed> files;
+  std::deque<Pending> pending;
+  size_t pending_events = 0;
+  std::map<FileKey, Pending> committed;  // durable positions (state file)
+  std::map<FileKey, Pending> resume;     // from the state file at start
+  bool state_dirty = false;
+  Backoff backoff{std::chrono::milliseconds(100), std::chrono::seconds(5)};
+  uint64_t published = 0;
+
+  Agent(const KnowledgeBase& k, const Topology& t, bus::EventBus& b, Metrics& m)
+      : kb(k), topo(t), bus(b), metrics(m) {
+    ing.set_sink([this](Event&& ev) { queue_event(std::move(ev)); });
+  }
+
+  void queue_event(Event&& ev) {
+    metrics.add("reflex_agent_events_total", 1, Metrics::label("signature", ev.name));
+    Pending p;
+    p.shard = shard_of(ev, topo);
+    p.rec.id = event_id(ev, "");
+    p.rec.payload = encode_event(ev);
+    p.queued = Clock::now();
+    pending.push_back(std::move(p));
+    ++pending_events;
+  }
+
+  bool full() const { return pending_events >= buffer_max; }
+
+  // ---- state file ----
+  bool load_state(std::string* err) {
+    if (state_path.empty()) return true;
+    std::ifstream in(state_path);
+    if (!in) return true;  // first start
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("files") || !j["files"].is_array()) {
+      *err = state_path +
+             ": not a reflex agent state file (give another --state; a stale one may be removed)";
+      return false;
+    }
+    for (const auto& f : j["files"]) {
+      if (!f.is_object()) continue;
+      Pending p;
+      p.marker = true;
+      p.key.dev = f.value("dev", uint64_t{0});
+      p.key.ino = f.value("ino", uint64_t{0});
+      p.pos.offset = f.value("offset", uint64_t{0});
+      p.pos.line = f.value("line", uint64_t{0});
+      p.path = f.value("path", "");
+      p.evidence = f.value("evidence", "");
+      p.cursor = f.value("cursor", "");
+      resume[p.key] = p;
+      committed[p.key] = p;
+    }
+    return true;
+  }
+
+  void write_state() {
+    if (state_path.empty() || !state_dirty) return;
+    nlohmann::json files_j = nlohmann::json::array();
+    for (const auto& [k, p] : committed)
+      files_j.push_back({{"dev", k.dev},
+                         {"ino", k.ino},
+                         {"path", p.path},
+                         {"evidence", p.evidence},
+                         {"offset", p.pos.offset},
+                         {"line", p.pos.line},
+                         {"cursor", p.cursor}});
+    std::string text = nlohmann::json{{"version", 1}, {"files", files_j}}.dump(
+                           1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                       "\n";
+    // Write, fsync, rename: a crash leaves the old state or the new one.
+    std::string tmp = state_path + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    bool ok = fd >= 0 &&
+              ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+              ::fsync(fd) == 0;
+    if (fd >= 0) ::close(fd);
+    if (!ok || ::rename(tmp.c_str(), state_path.c_str()) != 0) {
+      log_limited(Level::error, "state",
+                  state_path + ": cannot write state: " + std::strerror(errno));
+      return;
+    }
+    state_dirty = false;
+  }
+
+  // ---- files ----
+  void open_file(const std::string& path, const struct stat& st) {
+    FileKey key{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+    auto it = files.find(key);
+    if (it != files.end()) {
+      it->second.path = path;  // renamed (rotation): same file, keeps its offset
+      return;
+    }
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      log_limited(Level::warn, "open:" + path, path + ": " + std::strerror(errno));
+      return;
+    }
+    Followed f;
+    f.key = key;
+    f.path = path;
+    f.fd = fd;
+    f.evidence = "hosts/" + host + "/" + fs::path(path).filename().string();
+    if (auto r = resume.find(key); r != resume.end()) {
+      if (static_cast<uint64_t>(st.st_size) >= r->second.pos.offset) {
+        f.read = r->second.pos;
+        if (!r->second.evidence.empty()) f.evidence = r->second.evidence;
+      }
+      resume.erase(r);
+    }
+    f.safe = f.read;
+    f.parser = std::make_unique<LineParser>(topo, FormatOptions{}, &fstats);
+    FileContext ctx;
+    ctx.host_dir = host;
+    ctx.file = f.evidence;
+    ctx.year = year;
+    ctx.boot_time_us = boot_time;
+    if (auto bt = read_boot_time(fs::path(path).parent_path() / "boot_time")) ctx.boot_time_us = bt;
+    f.parser->begin_file(ctx);
+    log(Level::info, "following " + path + " from offset " + std::to_string(f.read.offset) +
+                         " (line " + std::to_string(f.read.line) + ")");
+    metrics.add("reflex_agent_files_opened_total");
+    files.emplace(key, std::move(f));
+  }
+
+  // Names in a followed directory that are not log text.
+  static bool skip_name(const std::string& n) {
+    return n.empty() || n[0] == '.' || n == "boot_time" || n == "timezone" ||
+           (n.size() > 3 && n.compare(n.size() - 3, 3, ".gz") == 0) ||
+           (n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0);
+  }
+
+  void discover(const std::vector<std::string>& follows) {
+    for (const std::string& p : follows) {
+      struct stat st {};
+      if (::stat(p.c_str(), &st) != 0) continue;  // not there yet
+      if (S_ISDIR(st.st_mode)) {
+        std::error_code ec;
+        for (const auto& de : fs::directory_iterator(p, ec)) {
+          std::string name = de.path().filename().string();
+          if (skip_name(name)) continue;
+          struct stat fst {};
+          if (::stat(de.path().c_str(), &fst) != 0 || !S_ISREG(fst.st_mode)) continue;
+          open_file(de.path().string(), fst);
+        }
+      } else if (S_ISREG(st.st_mode)) {
+        // A followed path now naming another file: the old one was renamed away.
+        for (auto& [k, f] : files)
+          if (f.path == p && (k.dev != static_cast<uint64_t>(st.st_dev) ||
+                              k.ino != static_cast<uint64_t>(st.st_ino)))
+            f.rotated = true;
+        open_file(p, st);
+      }
+    }
+  }
+
+  // The first line of an open fold in this file (evidence name), if any.
+  std::optional<uint64_t> first_open_line(const std::string& evidence) {
+    std::optional<uint64_t> first;
+    std::string prefix = evidence + ":";
+    ing.with_open_storms([&](const OpenStorms& os) {
+      os.for_each([&](const Event& ev) {
+        if (ev.evidence.compare(0, prefix.size(), prefix) != 0) return;
+        uint64_t n = std::strtoull(ev.evidence.c_str() + prefix.size(), nullptr, 10);
+        if (!first || n < *first) first = n;
+      });
+    });
+    return first;
+  }
+
+  // Reads what is new in f; true when something was read.
+  bool read_file(Followed& f) {
+    struct stat st {};
+    if (::fstat(f.fd, &st) == 0 && static_cast<uint64_t>(st.st_size) < f.read.offset) {
+      log(Level::warn, f.path + ": truncated, reading from the start");
+      metrics.add("reflex_agent_truncations_total");
+      f.read = {};
+      f.safe = {};
+    }
+    std::string buf(kReadChunk, '\0');
+    ssize_t n = ::pread(f.fd, buf.data(), buf.size(), static_cast<off_t>(f.read.offset));
+    if (n <= 0) return false;
+    buf.resize(static_cast<size_t>(n));
+    size_t last_nl = buf.rfind('\n');
+    size_t usable;
+    if (last_nl == std::string::npos) {
+      if (buf.size() < kReadChunk) return false;  // a line still being written
+      usable = buf.size();  // one line longer than the chunk: cut here, skip the rest
+    } else {
+      usable = last_nl + 1;
+    }
+    std::vector<uint64_t> starts;  // offset of each line of this batch
+    uint64_t first_line = f.read.line + 1;
+    size_t pos = 0;
+    uint64_t lines = 0;
+    while (pos < usable) {
+      size_t nl = buf.find('\n', pos);
+      size_t end = nl == std::string::npos || nl >= usable ? usable : nl;
+      std::string_view raw(buf.data() + pos, end - pos);
+      starts.push_back(f.read.offset + pos);
+      bool was_skipping = f.skipping;
+      f.skipping = nl == std::string::npos || nl >= usable;  // cut: the rest is skipped
+      ++f.read.line;
+      ++lines;
+      if (!was_skipping) {
+        if (raw.size() > kMaxLine) raw = raw.substr(0, kMaxLine);
+        if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+        LogRecord rec;
+        if (f.parser->parse(raw, f.read.line, &rec)) ing.feed_record(rec);
+      } else {
+        --f.read.line;  // the tail of a cut line is not a line of its own
+        --lines;
+        starts.pop_back();
+      }
+      pos = end + 1;
+    }
+    f.read.offset += usable;
+    metrics.add("reflex_agent_lines_read_total", static_cast<double>(lines));
+    metrics.add("reflex_agent_bytes_read_total", static_cast<double>(usable));
+    // Checkpoint: up to here, unless a fold still open began earlier.
+    auto open = first_open_line(f.evidence);
+    if (!open) {
+      f.safe = f.read;
+    } else if (*open >= first_line && *open - first_line < starts.size()) {
+      f.safe = {starts[*open - first_line], *open - 1};
+    }
+    queue_marker(f);
+    return true;
+  }
+
+  void queue_marker(const Followed& f) {
+    Pending m;
+    m.marker = true;
+    m.key = f.key;
+    m.pos = f.safe;
+    m.path = f.path;
+    m.evidence = f.evidence;
+    pending.push_back(std::move(m));
+  }
+
+  // After finish(): every fold is out, every file is safe up to where it was read.
+  void mark_all_read() {
+    for (auto& [k, f] : files) {
+      f.safe = f.read;
+      queue_marker(f);
+    }
+    if (journal.parser) {
+      journal.safe = {0, journal.line};
+      journal.safe_cursor = journal.last_cursor;
+      queue_journal_marker();
+    }
+  }
+
+  // The file's name no longer leads to it (deleted, or renamed outside a
+  // followed directory): nothing more will be appended.
+  static bool gone(const Followed& f) {
+    struct stat st {};
+    return ::stat(f.path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_ino) != f.key.ino ||
+           static_cast<uint64_t>(st.st_dev) != f.key.dev;
+  }
+
+  // ---- journal ----
+  Journal journal;
+  bool start_journal(std::string cmd, std::string* err) {
+    journal.parser = std::make_unique<LineParser>(topo, FormatOptions{}, &fstats);
+    FileContext ctx;
+    ctx.host_dir = host;
+    ctx.file = "hosts/" + host + "/journal";
+    ctx.year = year;
+    ctx.boot_time_us = boot_time;
+    journal.parser->begin_file(ctx);
+    if (auto r = resume.find(kJournalKey); r != resume.end()) {
+      journal.line = r->second.pos.line;
+      journal.safe = r->second.pos;
+      journal.safe_cursor = journal.last_cursor = r->second.cursor;
+      resume.erase(r);
+    }
+    // Cursors are journald's own text ("s=...;i=...;b=..."), never a quote.
+    if (!journal.safe_cursor.empty() && journal.safe_cursor.find('\'') == std::string::npos)
+      cmd += " --after-cursor='" + journal.safe_cursor + "'";
+    int fds[2];
+    if (::pipe(fds) != 0) {
+      *err = std::string("pipe: ") + std::strerror(errno);
+      return false;
+    }
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      *err = std::string("fork: ") + std::strerror(errno);
+      return false;
+    }
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // an agent killed -9 takes journalctl with it
+      ::dup2(fds[1], 1);
+      ::close(fds[0]);
+      ::close(fds[1]);
+      ::execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+    ::fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    journal.pid = pid;
+    journal.fd = fds[0];
+    log(Level::info, "reading the journal: " + cmd);
+    return true;
+  }
+
+  // The entry's "__CURSOR" value (JSON whitespace allowed; cursors need no escapes).
+  static std::string cursor_of(std::string_view line) {
+    const std::string_view key = "\"__CURSOR\"";
+    auto at = line.find(key);
+    if (at == std::string_view::npos) return "";
+    size_t i = at + key.size();
+    auto skip = [&] {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    };
+    skip();
+    if (i >= line.size() || line[i] != ':') return "";
+    ++i;
+    skip();
+    if (i >= line.size() || line[i] != '"') return "";
+    auto end = line.find('"', ++i);
+    return end == std::string_view::npos ? "" : std::string(line.substr(i, end - i));
+  }
+
+  bool read_journal() {
+    if (journal.fd < 0) return false;
+    bool any = false;
+    char chunk[1 << 16];
+    for (int round = 0; round < 64 && !full(); ++round) {
+      ssize_t n = ::read(journal.fd, chunk, sizeof chunk);
+      if (n == 0) {
+        log(Level::info, "the journal reader exited");
+        ::close(journal.fd);
+        journal.fd = -1;
+        int st = 0;
+        ::waitpid(journal.pid, &st, 0);
+        journal.pid = -1;
+        break;
+      }
+      if (n < 0) break;  // EAGAIN
+      any = true;
+      journal.buf.append(chunk, static_cast<size_t>(n));
+      size_t start = 0;
+      for (size_t nl; (nl = journal.buf.find('\n', start)) != std::string::npos; start = nl + 1) {
+        std::string_view raw(journal.buf.data() + start, nl - start);
+        if (raw.size() > kMaxLine) raw = raw.substr(0, kMaxLine);
+        ++journal.line;
+        std::string c = cursor_of(raw);
+        if (!c.empty()) journal.last_cursor = c;
+        journal.cursors.emplace_back(journal.line, journal.last_cursor);
+        if (journal.cursors.size() > kMaxJournalCursors) journal.cursors.pop_front();
+        LogRecord rec;
+        if (journal.parser->parse(raw, journal.line, &rec)) ing.feed_record(rec);
+        metrics.add("reflex_agent_journal_entries_total");
+      }
+      journal.buf.erase(0, start);
+      if (journal.buf.size() > kMaxLine) journal.buf.clear();  // refuses a runaway line
+    }
+    if (!any) return false;
+    // Checkpoint: the cursor of the last entry before the first open fold.
+    std::string ev = "hosts/" + host + "/journal";
+    auto open = first_open_line(ev);
+    if (!open) {
+      journal.safe = {0, journal.line};
+      journal.safe_cursor = journal.last_cursor;
+      journal.cursors.clear();
+    } else {
+      while (!journal.cursors.empty() && journal.cursors.front().first < *open - 1)
+        journal.cursors.pop_front();
+      if (!journal.cursors.empty() && journal.cursors.front().first == *open - 1) {
+        journal.safe = {0, *open - 1};
+        journal.safe_cursor = journal.cursors.front().second;
+      }
+    }
+    queue_journal_marker();
+    return true;
+  }
+
+  void queue_journal_marker() {
+    Pending m;
+    m.marker = true;
+    m.key = kJournalKey;
+    m.pos = journal.safe;
+    m.cursor = journal.safe_cursor;
+    m.evidence = "hosts/" + host + "/journal";
+    pending.push_back(std::move(m));
+  }
+
+  void stop_journal() {
+    if (journal.pid > 0) {
+      ::kill(journal.pid, SIGTERM);
+      int st = 0;
+      ::waitpid(journal.pid, &st, 0);
+    }
+    if (journal.fd >= 0) ::close(journal.fd);
+    journal.fd = -1;
+    journal.pid = -1;
+  }
+
+  bool read_files() {
+    bool any = false;
+    for (auto it = files.begin(); it != files.end();) {
+      Followed& f = it->second;
+      if (full()) break;
+      bool got = read_file(f);
+      any |= got;
+      if (!got && (f.rotated || gone(f))) {
+        log(Level::info, f.path + ": rotated away or deleted and read to the end, closing");
+        ::close(f.fd);
+        // Found again under another name (a rename seen before the next
+        // directory scan): it continues where it was read to, not from 0.
+        Pending again;
+        again.key = f.key;
+        again.pos = f.read;
+        again.path = f.path;
+        again.evidence = f.evidence;
+        resume[f.key] = std::move(again);
+        // Its committed position stays until its last events are durable.
+        it = files.erase(it);
+        continue;
+      }
+      ++it;
+    }
+    return any;
+  }
+
+  // Publishes what is pending; true when the queue is empty afterwards.
+  bool publish() {
+    auto apply_markers = [&] {
+      while (!pending.empty() && pending.front().marker) {
+        Pending& m = pending.front();
+        committed[m.key] = m;
+        state_dirty = true;
+        pending.pop_front();
+      }
+    };
+    apply_markers();
+    while (pending_events > 0 && backoff.ready()) {
+      std::vector<std::pair<std::string, bus::Record>> out;
+      size_t items = 0;
+      for (const Pending& p : pending) {
+        if (out.size() >= batch) break;
+        ++items;
+        if (!p.marker) out.emplace_back(p.shard, p.rec);
+      }
+      std::string err;
+      if (!bus.publish_events(out, &err)) {
+        backoff.failed();
+        metrics.add("reflex_agent_publish_failures_total");
+        log_limited(Level::warn, "publish",
+                    "publish to " + bus.describe() + " failed, " + std::to_string(pending_events) +
+                        " event(s) buffered, retrying with backoff: " + err);
+        break;
+      }
+      backoff.succeeded();
+      for (size_t i = 0; i < items; ++i) {
+        Pending& p = pending.front();
+        if (p.marker) {
+          committed[p.key] = p;
+          state_dirty = true;
+        } else {
+          --pending_events;
+        }
+        pending.pop_front();
+      }
+      published += out.size();
+      metrics.add("reflex_agent_published_events_total", static_cast<double>(out.size()));
+      apply_markers();
+    }
+    double lag = 0;
+    for (const Pending& p : pending)
+      if (!p.marker) {
+        lag = std::chrono::duration<double>(Clock::now() - p.queued).count();
+        break;
+      }
+    metrics.set("reflex_agent_publish_lag_seconds", lag);
+    metrics.set("reflex_agent_buffer_events", static_cast<double>(pending_events));
+    // At once: a position written late lets a restart re-read lines whose
+    // storm folds may then be cut differently (same id, other count).
+    write_state();
+    return pending_events == 0;
+  }
+
+  void refresh_stats() {
+    IngestStats st = ing.stats_snapshot();
+    metrics.set("reflex_agent_refused_lines_total",
+                static_cast<double>(st.skipped_invalid_json + st.skipped_no_msg +
+                                    fstats.skipped_invalid_json + fstats.skipped_no_msg),
+                Metrics::label("reason", "not_an_envelope"));
+    metrics.set("reflex_agent_refused_lines_total",
+                static_cast<double>(st.truncated_long_lines + fstats.truncated_long_lines),
+                Metrics::label("reason", "too_long"));
+    metrics.set("reflex_agent_refused_lines_total", static_cast<double>(st.transport_mismatch),
+                Metrics::label("reason", "transport"));
+  }
+};
+
+}  // namespace
+
+int run_agent(int argc, char** argv) {
+  CLI::App app{"Follow this host's logs, recognize events, publish them for the diagnosers",
+               "reflex agent"};
+  std::string kb_path, topo_path, host, redis_url, state_path, boot_time, poll_s = "250ms";
+  std::vector<std::string> follows;
+  bool use_stdin = false, once = false, strict = false, use_journal = false;
+  std::string journal_cmd = "journalctl -f -o json --no-pager";
+  int year = 0;
+  size_t buffer_max = 100000, maxlen = 1000000, batch = 500;
+  DaemonOptions dopts;
+  app.add_option("--kb", kb_path, "knowledge base: .rfx sources (file/dir) or a built artifact")
+      ->required();
+  app.add_option("--topology", topo_path, "topology.json")->required();
+  app.add_option("--host", host, "this host's name (default: the system's host name)");
+  app.add_option("--follow", follows,
+                 "a log file (followed across rename and truncation) or a directory (every "
+                 "file in it, new ones too; *.gz skipped); repeatable");
+  app.add_flag("--stdin", use_stdin, "also read event envelopes (spec §4) on stdin");
+  app.add_flag("--journal", use_journal,
+               "also read the journal (journalctl -f -o json), continuing after the saved cursor");
+  app.add_option("--journal-command", journal_cmd,
+                 "the command that prints journal entries as JSON lines (default "
+                 "'journalctl -f -o json --no-pager'; --after-cursor is appended)");
+  app.add_option("--redis", redis_url,
+                 "publish to Redis Streams: redis://[user[:password]@]host[:port][/db] "
+                 "(default: print the events on stdout)");
+  app.add_option("--state", state_path, "remember read positions in this file");
+  app.add_option("--year", year, "year for log formats without one (default: this year)");
+  app.add_option("--boot-time", boot_time,
+                 "ISO-8601 boot time for raw dmesg seconds (a boot_time file beside the log wins)");
+  app.add_option("--buffer", buffer_max,
+                 "events held in memory while the bus is unreachable; beyond it reading pauses "
+                 "(default 100000)");
+  app.add_option("--batch", batch, "events per publish round trip (default 500)");
+  app.add_option("--maxlen", maxlen, "approximate length kept per event stream (default 1000000)");
+  app.add_option("--poll", poll_s, "how often followed files are checked (default 250ms)");
+  app.add_flag("--once", once,
+               "exit once every file is read to its end, stdin is at EOF and all is published");
+  app.add_flag("--strict-transport", strict,
+               "syslog text tagged 'kernel:' does not count as a kernel line");
+  add_daemon_options(app, &dopts);
+  if (auto rc = parse_or_exit(app, argc, argv, "reflex agent")) return *rc;
+
+  std::string err;
+  if (!init_logging("reflex-agent", dopts, &err)) {
+    std::fprintf(stderr, "reflex agent: %s\n", err.c_str());
+    return 2;
+  }
+  auto poll_d = parse_duration_s(poll_s);
+  if (!poll_d || *poll_d <= 0 || batch == 0 || buffer_max == 0) {
+    log(Level::error, "bad --poll, --batch or --buffer");
+    return 2;
+  }
+  if (follows.empty() && !use_stdin && !use_journal) {
+    log(Level::error, "nothing to read: give --follow PATH, --journal and/or --stdin");
+    return 2;
+  }
+  if (host.empty()) {
+    char h[256] = {0};
+    gethostname(h, sizeof h - 1);
+    host = h;
+  }
+  auto kb = load_kb(kb_path, &err);
+  if (!kb) {
+    std::fprintf(stderr, "%s%s", err.c_str(), err.empty() || err.back() != '\n' ? "\n" : "");
+    log(Level::error, "cannot load knowledge base " + kb_path);
+    return 2;
+  }
+  TopologyError terr;
+  auto topo = Topology::load_file(topo_path, &terr);
+  if (!topo) {
+    log(Level::error, terr.str());
+    return 2;
+  }
+  std::optional<int64_t> boot;
+  if (!boot_time.empty()) {
+    boot = parse_rfc3339(boot_time);
+    if (!boot) {
+      log(Level::error, "bad --boot-time '" + boot_time + "' (expected ISO-8601)");
+      return 2;
+    }
+  }
+  if (year == 0) {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    year = tm.tm_year + 1900;
+  }
+
+  bus::Options bopts;
+  bopts.maxlen = maxlen;
+  std::unique_ptr<bus::EventBus> bus;
+  if (redis_url.empty()) {
+    bus = std::make_unique<StdoutBus>();
+  } else {
+    bus = bus::make_redis_bus(redis_url, bopts, &err);
+    if (!bus) {
+      log(Level::error, "--redis: " + err);
+      return 2;
+    }
+  }
+
+  Metrics metrics;
+  metrics.counter("reflex_agent_lines_read_total", "Log lines read from followed files.");
+  metrics.counter("reflex_agent_bytes_read_total", "Bytes read from followed files.");
+  metrics.counter("reflex_agent_envelopes_read_total", "Envelope lines read on stdin.");
+  metrics.counter("reflex_agent_events_total", "Recognized events, by signature.");
+  metrics.counter("reflex_agent_refused_lines_total", "Lines refused, by reason.");
+  metrics.counter("reflex_agent_published_events_total", "Events the bus accepted.");
+  metrics.counter("reflex_agent_publish_failures_total", "Failed publish attempts.");
+  metrics.counter("reflex_agent_files_opened_total", "Log files opened.");
+  metrics.counter("reflex_agent_truncations_total", "Followed files found truncated.");
+  metrics.counter("reflex_agent_journal_entries_total", "Journal entries read.");
+  metrics.counter("reflex_agent_buffer_full_total", "Times reading paused on a full buffer.");
+  metrics.gauge("reflex_agent_buffer_events", "Events waiting for the bus.");
+  metrics.gauge("reflex_agent_publish_lag_seconds", "Age of the oldest event waiting for the bus.");
+  MetricsServer server;
+  if (!dopts.metrics.empty() && !server.start(dopts.metrics, &metrics, &err)) {
+    log(Level::error, err);
+    return 2;
+  }
+
+  IngestOptions iopts;
+  iopts.strict_transport = strict;
+  Agent a(*kb, *topo, *bus, metrics);
+  a.host = host;
+  a.year = year;
+  a.boot_time = boot;
+  a.state_path = state_path;
+  a.buffer_max = buffer_max;
+  a.batch = batch;
+  if (!a.load_state(&err)) {
+    log(Level::error, err);
+    return 2;
+  }
+  install_daemon_signals();
+  log(Level::info, "agent for " + host + " publishing to " + bus->describe());
+  if (use_journal && !a.start_journal(journal_cmd, &err)) {
+    log(Level::error, "--journal: " + err);
+    return 2;
+  }
+
+  std::string line;
+  bool stdin_open = use_stdin;
+  if (use_stdin) ::fcntl(0, F_SETFL, ::fcntl(0, F_GETFL) | O_NONBLOCK);
+  auto last_discover = Clock::now() - std::chrono::hours(1);
+  auto poll_ms = std::chrono::milliseconds(static_cast<int>(*poll_d * 1000));
+  bool was_full = false;
+  while (!g_daemon_stop) {
+    if (Clock::now() - last_discover > std::chrono::seconds(1)) {
+      a.discover(follows);
+      last_discover = Clock::now();
+    }
+    bool any = false;
+    if (!a.full()) any |= a.read_files();
+    if (!a.full()) any |= a.read_journal();
+    if (stdin_open && !a.full()) {
+      char chunk[1 << 16];
+      for (int round = 0; round < 64 && !a.full(); ++round) {
+        ssize_t n = ::read(0, chunk, sizeof chunk);
+        if (n == 0) {
+          stdin_open = false;
+          if (!line.empty()) a.ing.feed_envelope(line);
+          line.clear();
+          break;
+        }
+        if (n < 0) break;  // EAGAIN: nothing now
+        any = true;
+        for (ssize_t i = 0; i < n; ++i) {
+          if (chunk[i] != '\n') {
+            if (line.size() < kMaxLine) line.push_back(chunk[i]);
+            continue;
+          }
+          metrics.add("reflex_agent_envelopes_read_total");
+          a.ing.feed_envelope(line);
+          line.clear();
+        }
+      }
+    }
+    if (a.full() && !was_full) metrics.add("reflex_agent_buffer_full_total");
+    was_full = a.full();
+    // Quiet input: time moves storm folds along (a storm that stopped is sent).
+    if (!any)
+      a.ing.advance_time(std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count());
+    bool drained = a.publish();
+    a.refresh_stats();
+    if (once && !any && !stdin_open && a.journal.fd < 0 && drained) {
+      a.ing.finish();
+      a.mark_all_read();
+      if (a.pending_events == 0 && a.publish()) break;
+    }
+    if (!any) sleep_unless_stopped(poll_ms);
+  }
+  // Stop: send the open folds, then give the bus a bounded time to take them.
+  a.stop_journal();
+  a.ing.finish();
+  a.mark_all_read();
+  auto deadline = Clock::now() + std::chrono::seconds(5);
+  g_daemon_stop = 0;
+  while (!a.publish() && Clock::now() < deadline && !g_daemon_stop)
+    sleep_unless_stopped(std::chrono::milliseconds(50));
+  a.write_state();
+  log(Level::info, "stopped: " + std::to_string(a.published) + " event(s) published, " +
+                       std::to_string(a.pending_events) +
+                       " not published (they are re-read at restart)");
+  return 0;
+}
+
+}  // namespace reflex::cli

@@ -1,0 +1,370 @@
+// Diagnoser over Redis Streams. Every shard (one event stream) is owned by one
+// diagnoser at a time through a lease (SET NX PX, renewed at a third of its
+// TTL, taken over when it lapses). An owner's state is derived: it rebuilds
+// the shard's window by reading the stream from its start, drops events whose
+// id it has seen (redeliveries), and publishes each answer once per incident
+// (an answer already published by the previous owner is recognized and not
+// repeated) to the diagnoses stream, stdout (JSONL) and Alertmanager.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "alerts.h"
+#include "cli_common.h"
+#include "daemon.h"
+#include "deploy_codec.h"
+#include "reflex/artifact.h"
+#include "reflex/bus.h"
+#include "reflex/compiler.h"
+#include "reflex/engine.h"
+#include "reflex/topology.h"
+#include "reflex/values.h"
+#include "watch_redis.h"
+
+namespace reflex::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kMaxPayload = 1 << 20;  // larger stream entries are skipped (counted)
+constexpr size_t kSeenIds = 2000000;     // redelivery memory per shard
+
+struct Shard {
+  std::string name;
+  std::unique_ptr<Engine> eng;
+  std::string cursor = "0";
+  std::string cluster_cursor = "0";  // the cluster shard, read by every shard (below)
+  std::unordered_set<std::string> seen;
+  std::deque<std::string> seen_order;
+  Clock::time_point last_renew{};
+  std::optional<Clock::time_point> waiting_since;  // oldest event not yet answered
+  std::vector<Diagnosis> out;                      // from the engine's callback
+};
+
+std::string answer_digest(const Diagnosis& d) {
+  std::string key;
+  for (const RootCause& rc : d.root_causes)
+    key += rc.device + "\x1f" + rc.fault_class + "\x1f" + rc.event + "\x1e";
+  return sha256_hex(key).substr(0, 16);
+}
+
+}  // namespace
+
+int run_watch_redis(int argc, char** argv) {
+  CLI::App app{"Diagnose the shards of a Redis Streams deployment, publish diagnoses",
+               "reflex watch"};
+  std::string kb_path, topo_path, redis_url, settle, skew, owner, lease_ttl = "6s", alert_url,
+                                                                  resend = "60s", alert_ttl = "30m";
+  bool strict = false;
+  size_t read_batch = 2000;
+  DaemonOptions dopts;
+  app.add_option("--kb", kb_path, "knowledge base: .rfx sources (file/dir) or a built artifact")
+      ->required();
+  app.add_option("--topology", topo_path, "topology.json")->required();
+  app.add_option("--redis", redis_url, "redis://[user[:password]@]host[:port][/db]")->required();
+  app.add_option("--settle", settle, "late-evidence window after a symptom (default 60s)");
+  app.add_option("--skew", skew, "tolerance between two different clocks (default 2s)");
+  app.add_option("--owner", owner, "this diagnoser's name in leases (default host-pid)");
+  app.add_option("--lease-ttl", lease_ttl, "shard lease lifetime; renewed at a third (default 6s)");
+  app.add_option("--alertmanager", alert_url,
+                 "send root causes to Alertmanager at http://HOST:PORT");
+  app.add_option("--alert-resend", resend, "re-send active alerts this often (default 60s)");
+  app.add_option("--alert-ttl", alert_ttl,
+                 "resolve an incident's alerts after this long without a new answer (default 30m)");
+  app.add_option("--read-batch", read_batch, "stream entries per read (default 2000)");
+  app.add_flag("--strict-transport", strict,
+               "syslog text tagged 'kernel:' does not count as a kernel line");
+  add_daemon_options(app, &dopts);
+  if (auto rc = parse_or_exit(app, argc, argv, "reflex watch")) return *rc;
+  std::string err;
+  if (!init_logging("reflex-watch", dopts, &err)) {
+    std::fprintf(stderr, "reflex watch: %s\n", err.c_str());
+    return 2;
+  }
+  EngineOptions opts;
+  opts.ingest.strict_transport = strict;
+  double ttl_s = 0, resend_s = 0, alert_ttl_s = 0;
+  for (auto [text, out, name] : {std::tuple{&settle, &opts.settle_s, "--settle"},
+                                 std::tuple{&skew, &opts.clock_skew_s, "--skew"},
+                                 std::tuple{&lease_ttl, &ttl_s, "--lease-ttl"},
+                                 std::tuple{&resend, &resend_s, "--alert-resend"},
+                                 std::tuple{&alert_ttl, &alert_ttl_s, "--alert-ttl"}}) {
+    if (text->empty()) continue;
+    auto d = parse_duration_s(*text);
+    if (!d || *d < 0) {
+      log(Level::error, std::string("bad ") + name + " '" + *text + "' (expected e.g. 500ms, 30s)");
+      return 2;
+    }
+    *out = *d;
+  }
+  if (ttl_s < 0.3 || read_batch == 0) {
+    log(Level::error, "--lease-ttl must be at least 300ms and --read-batch positive");
+    return 2;
+  }
+  if (owner.empty()) owner = default_owner_name();
+
+  auto kbv = load_kb(kb_path, &err);
+  if (!kbv || !validate_kb_for_engine(*kbv, &err)) {
+    std::fprintf(stderr, "%s%s", err.c_str(), err.empty() || err.back() != '\n' ? "\n" : "");
+    log(Level::error, "cannot start: bad --kb");
+    return 2;
+  }
+  auto kb = std::make_shared<const KnowledgeBase>(std::move(*kbv));
+  TopologyError terr;
+  std::shared_ptr<const Topology> topo = Topology::load_file(topo_path, &terr);
+  if (!topo) {
+    log(Level::error, terr.str());
+    return 2;
+  }
+  auto bus = bus::make_redis_bus(redis_url, {}, &err);
+  if (!bus) {
+    log(Level::error, "--redis: " + err);
+    return 2;
+  }
+
+  Metrics metrics;
+  metrics.counter("reflex_watch_events_total", "Events fed to the engines.");
+  metrics.counter("reflex_watch_duplicate_events_total",
+                  "Stream entries dropped as redeliveries (an id seen before).");
+  metrics.counter("reflex_watch_skipped_entries_total", "Stream entries skipped, by reason.");
+  metrics.counter("reflex_watch_diagnoses_total", "Diagnoses published.");
+  metrics.counter("reflex_watch_diagnoses_already_published_total",
+                  "Diagnoses whose answer had been published already (e.g. before a takeover).");
+  metrics.counter("reflex_watch_takeovers_total", "Shard leases acquired.");
+  metrics.counter("reflex_watch_leases_lost_total", "Shard leases lost.");
+  metrics.counter("reflex_watch_bus_errors_total", "Failed calls to Redis.");
+  metrics.counter("reflex_watch_alerts_sent_total", "Alerts posted to Alertmanager, by state.");
+  metrics.counter("reflex_watch_alert_failures_total", "Failed posts to Alertmanager.");
+  metrics.gauge("reflex_watch_shards_owned", "Shards this diagnoser owns now.");
+  metrics.gauge("reflex_watch_open_incidents", "Open incidents over the owned shards.");
+  metrics.histogram("reflex_watch_diagnosis_latency_seconds",
+                    "From the oldest event a diagnosis answers (as this diagnoser read it) to "
+                    "its publication.",
+                    {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300});
+  MetricsServer server;
+  if (!dopts.metrics.empty() && !server.start(dopts.metrics, &metrics, &err)) {
+    log(Level::error, err);
+    return 2;
+  }
+  AlertSink alerts(alert_url, topo->cluster(), resend_s, alert_ttl_s, &metrics);
+  install_daemon_signals();
+  log(Level::info, "diagnoser " + owner + " on " + bus->describe());
+
+  std::map<std::string, Shard> shards;
+  std::deque<std::pair<std::string, Diagnosis>> unpublished;  // Redis was down
+  Backoff backoff(std::chrono::milliseconds(100), std::chrono::seconds(5));
+  auto last_scan = Clock::now() - std::chrono::hours(1);
+  auto last_tick = Clock::now();
+  const int ttl_ms = static_cast<int>(ttl_s * 1000);
+  const auto renew_every = std::chrono::milliseconds(ttl_ms / 3);
+
+  auto bus_error = [&](const std::string& what, const std::string& e) {
+    metrics.add("reflex_watch_bus_errors_total");
+    backoff.failed();
+    log_limited(Level::warn, "bus:" + what, what + ": " + e);
+  };
+
+  auto publish = [&](const std::string& shard, const Diagnosis& d) -> bool {
+    std::string json = diagnosis_to_json(d, -1);
+    bool published = false;
+    std::string e;
+    if (!bus->publish_diagnosis(shard, d.incident, d.revision, answer_digest(d), json, &published,
+                                &e)) {
+      bus_error("publish diagnosis", e);
+      return false;
+    }
+    if (published) {
+      json += '\n';
+      std::fwrite(json.data(), 1, json.size(), stdout);
+      std::fflush(stdout);
+      metrics.add("reflex_watch_diagnoses_total");
+      log(Level::info, "shard " + shard + ": incident " + d.incident + " revision " +
+                           std::to_string(d.revision) + " published");
+    } else {
+      metrics.add("reflex_watch_diagnoses_already_published_total");
+      log(Level::debug,
+          "shard " + shard + ": incident " + d.incident + " answer already published");
+    }
+    return true;
+  };
+
+  auto take = [&](const std::string& name) {
+    Shard s;
+    s.name = name;
+    s.eng = std::make_unique<Engine>(kb, topo, opts);
+    s.last_renew = Clock::now();
+    auto [it, ok] = shards.emplace(name, std::move(s));
+    Shard* sp = &it->second;
+    sp->eng->set_callback([sp](const Diagnosis& d) { sp->out.push_back(d); });
+    metrics.add("reflex_watch_takeovers_total");
+    log(Level::info, "took shard " + name + ": rebuilding its window from the stream");
+  };
+
+  auto drain_out = [&](Shard& s) {
+    for (Diagnosis& d : s.out) {
+      if (s.waiting_since) {
+        metrics.observe("reflex_watch_diagnosis_latency_seconds",
+                        std::chrono::duration<double>(Clock::now() - *s.waiting_since).count());
+        s.waiting_since.reset();
+      }
+      alerts.update(s.name, d, *topo);
+      if (!publish(s.name, d)) unpublished.emplace_back(s.name, std::move(d));
+    }
+    s.out.clear();
+  };
+
+  while (!g_daemon_stop) {
+    auto now = Clock::now();
+    bool busy = false;
+    if (backoff.ready()) {
+      // Retry diagnoses Redis did not take.
+      while (!unpublished.empty() && publish(unpublished.front().first, unpublished.front().second))
+        unpublished.pop_front();
+      if (now - last_scan > std::chrono::seconds(1)) {
+        last_scan = now;
+        std::vector<std::string> names;
+        std::string e;
+        if (!bus->list_shards(&names, &e)) {
+          bus_error("list shards", e);
+        } else {
+          for (const std::string& n : names) {
+            if (shards.count(n)) continue;
+            bool held = false;
+            if (!bus->lease(n, owner, ttl_ms, &held, &e)) {
+              bus_error("lease", e);
+              break;
+            }
+            if (held) take(n);
+          }
+        }
+      }
+      // Renew; a lease not confirmed within its TTL is someone else's now.
+      for (auto it = shards.begin(); it != shards.end();) {
+        Shard& s = it->second;
+        bool lost = false;
+        if (now - s.last_renew >= renew_every) {
+          bool held = false;
+          std::string e;
+          if (bus->lease(s.name, owner, ttl_ms, &held, &e)) {
+            if (held)
+              s.last_renew = now;
+            else
+              lost = true;
+          } else {
+            bus_error("renew lease", e);
+          }
+          if (now - s.last_renew > std::chrono::milliseconds(ttl_ms)) lost = true;
+        }
+        if (lost) {
+          metrics.add("reflex_watch_leases_lost_total");
+          log(Level::warn, "lost shard " + s.name + " (lease taken or not renewed in time)");
+          alerts.forget_shard(s.name);
+          it = shards.erase(it);
+          continue;
+        }
+        ++it;
+      }
+      bool read_failed = false;
+      for (auto& [name, s] : shards) {
+        if (read_failed) break;
+        // Events of devices without a host (fabric switches, shared storage)
+        // go to the cluster shard; any job's incident may need them, so every
+        // shard's engine also reads that stream (its owner diagnoses what
+        // involves no job).
+        std::vector<std::pair<std::string, std::string*>> sources = {{name, &s.cursor}};
+        if (name != kClusterShard) sources.emplace_back(kClusterShard, &s.cluster_cursor);
+        for (auto& [src, cursor] : sources) {
+          std::vector<bus::Entry> entries;
+          std::string e;
+          if (!bus->read_events(src, cursor, read_batch, &entries, &e)) {
+            bus_error("read " + src, e);
+            read_failed = true;
+            break;
+          }
+          if (!entries.empty()) busy = true;
+          for (const bus::Entry& en : entries) {
+            if (en.foreign) {
+              metrics.add("reflex_watch_skipped_entries_total", 1,
+                          Metrics::label("reason", "foreign"));
+              log_limited(Level::warn, "foreign:" + name,
+                          "shard " + name + ": skipped entry " + en.stream_id +
+                              " (not written by a reflex agent)");
+              continue;
+            }
+            if (en.payload.size() > kMaxPayload) {
+              metrics.add("reflex_watch_skipped_entries_total", 1,
+                          Metrics::label("reason", "too_large"));
+              log_limited(Level::warn, "large:" + name,
+                          "shard " + name + ": skipped entry " + en.stream_id + " (" +
+                              std::to_string(en.payload.size()) + " bytes)");
+              continue;
+            }
+            if (s.seen.count(en.id)) {
+              metrics.add("reflex_watch_duplicate_events_total");
+              continue;
+            }
+            std::string derr;
+            auto ev = decode_event(en.payload, &derr);
+            if (!ev || ev->name.empty() || ev->device.empty()) {
+              metrics.add("reflex_watch_skipped_entries_total", 1,
+                          Metrics::label("reason", "bad_event"));
+              log_limited(Level::warn, "bad:" + name,
+                          "shard " + name + ": skipped entry " + en.stream_id + ": " +
+                              (derr.empty() ? "no event name or device" : derr));
+              continue;
+            }
+            s.seen.insert(en.id);
+            s.seen_order.push_back(en.id);
+            if (s.seen_order.size() > kSeenIds) {
+              s.seen.erase(s.seen_order.front());
+              s.seen_order.pop_front();
+            }
+            if (!s.waiting_since) s.waiting_since = Clock::now();
+            metrics.add("reflex_watch_events_total");
+            s.eng->feed_event(std::move(*ev));
+          }
+        }
+        drain_out(s);
+      }
+    }
+    if (Clock::now() - last_tick > std::chrono::milliseconds(200)) {
+      last_tick = Clock::now();
+      uint64_t open = 0;
+      for (auto& [name, s] : shards) {
+        s.eng->tick();
+        drain_out(s);
+        open += s.eng->stats().open_incidents;
+      }
+      metrics.set("reflex_watch_open_incidents", static_cast<double>(open));
+      alerts.tick();
+    }
+    metrics.set("reflex_watch_shards_owned", static_cast<double>(shards.size()));
+    if (!busy) sleep_unless_stopped(std::chrono::milliseconds(50));
+  }
+  // SIGTERM, as in `reflex watch`: every open incident is diagnosed and
+  // published; then the leases go so another diagnoser takes over at once.
+  g_daemon_stop = 0;
+  for (auto& [name, s] : shards) {
+    s.eng->flush();
+    drain_out(s);
+  }
+  alerts.tick();
+  for (auto& [name, s] : shards) {
+    std::string e;
+    bus->release(name, owner, &e);
+  }
+  log(Level::info, "stopped; released " + std::to_string(shards.size()) + " shard(s)");
+  return 0;
+}
+
+}  // namespace reflex::cli
