@@ -130,17 +130,59 @@ std::vector<uint8_t> kb_to_cbor(const KnowledgeBase& kb) {
   return json::to_cbor(json(kb));
 }
 
+namespace {
+// The DOM builder with a nesting limit: nlohmann's CBOR reader recurses once
+// per level, so a hostile artifact of nested arrays overflowed the stack
+// (found by the artifact fuzz target). A compiled KB nests a few levels deep.
+class DepthLimitedSax : public nlohmann::json_sax<json> {
+ public:
+  explicit DepthLimitedSax(json& out) : dom_(out, /*allow_exceptions=*/false) {}
+  bool null() override { return dom_.null(); }
+  bool boolean(bool v) override { return dom_.boolean(v); }
+  bool number_integer(number_integer_t v) override { return dom_.number_integer(v); }
+  bool number_unsigned(number_unsigned_t v) override { return dom_.number_unsigned(v); }
+  bool number_float(number_float_t v, const string_t& s) override {
+    return dom_.number_float(v, s);
+  }
+  bool string(string_t& v) override { return dom_.string(v); }
+  bool binary(binary_t& v) override { return dom_.binary(v); }
+  bool start_object(std::size_t n) override {
+    return ++depth_ <= kMaxDepth && dom_.start_object(n);
+  }
+  bool key(string_t& v) override { return dom_.key(v); }
+  bool end_object() override {
+    --depth_;
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) override { return ++depth_ <= kMaxDepth && dom_.start_array(n); }
+  bool end_array() override {
+    --depth_;
+    return dom_.end_array();
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 64;
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  int depth_ = 0;
+};
+}  // namespace
+
 std::optional<KnowledgeBase> kb_from_cbor(const std::vector<uint8_t>& bytes, std::string* error) {
   // allow_exceptions=false is not enough: nlohmann 3.11's DOM builder still
   // throws out_of_range for a declared array size beyond max_size (found by
   // the artifact fuzz target), so a hostile artifact is caught here as well.
   json j;
+  bool ok = false;
   try {
-    j = json::from_cbor(bytes, /*strict=*/true, /*allow_exceptions=*/false);
+    DepthLimitedSax sax(j);
+    ok = json::sax_parse(bytes, &sax, json::input_format_t::cbor, /*strict=*/true);
   } catch (const json::exception&) {
-    j = json::value_t::discarded;
+    ok = false;
   }
-  if (j.is_discarded() || !j.is_object()) {
+  if (!ok || j.is_discarded() || !j.is_object()) {
     if (error)
       *error = "the artifact's contents are not a valid knowledge base (truncated or corrupt)";
     return std::nullopt;
