@@ -1,57 +1,93 @@
 // Passes that type-check declarations and build their typed form:
 // signatures, latents, rules, tests.
-#include <re2/re2.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
+#include "reflex/pattern.h"
 #include "reflex/values.h"
+#include "reflex/vocabulary.h"
 #include "sema.h"
 #include "sema_util.h"
 
 namespace reflex::compiler {
 
 namespace fs = std::filesystem;
+using DK = DeviceKind;
 
 std::string member_keyword(Member::Kind k) {
   using K = Member::Kind;
   switch (k) {
-    case K::on: return "on";
-    case K::from: return "from";
-    case K::match: return "match";
-    case K::field: return "field";
-    case K::when: return "when";
-    case K::locate: return "locate";
-    case K::class_: return "class";
-    case K::severity: return "severity";
-    case K::nature: return "nature";
-    case K::description: return "description";
-    case K::action: return "action";
-    case K::remediation: return "remediation";
-    case K::symptom: return "symptom";
-    case K::aggregate: return "aggregate";
-    case K::dedup: return "dedup";
-    case K::baseline: return "baseline";
-    case K::cleared_by: return "cleared_by";
-    case K::example: return "example";
-    case K::near_miss: return "near_miss";
-    case K::allow: return "allow";
-    case K::silent: return "silent";
-    case K::suspect: return "suspect";
-    case K::background: return "background";
-    case K::check: return "check";
-    case K::cause: return "->";
-    case K::where: return "where";
-    case K::within: return "within";
-    case K::skew: return "skew";
-    case K::strength: return "strength";
-    case K::topology: return "topology";
-    case K::log: return "log";
-    case K::bundle: return "bundle";
-    case K::expect_root: return "expect root";
-    case K::expect_no_root: return "expect no root";
-    case K::expect_event: return "expect event";
+    case K::on:
+      return "on";
+    case K::from:
+      return "from";
+    case K::match:
+      return "match";
+    case K::field:
+      return "field";
+    case K::when:
+      return "when";
+    case K::locate:
+      return "locate";
+    case K::class_:
+      return "class";
+    case K::severity:
+      return "severity";
+    case K::nature:
+      return "nature";
+    case K::description:
+      return "description";
+    case K::action:
+      return "action";
+    case K::remediation:
+      return "remediation";
+    case K::symptom:
+      return "symptom";
+    case K::aggregate:
+      return "aggregate";
+    case K::dedup:
+      return "dedup";
+    case K::baseline:
+      return "baseline";
+    case K::cleared_by:
+      return "cleared_by";
+    case K::example:
+      return "example";
+    case K::near_miss:
+      return "near_miss";
+    case K::allow:
+      return "allow";
+    case K::silent:
+      return "silent";
+    case K::suspect:
+      return "suspect";
+    case K::background:
+      return "background";
+    case K::check:
+      return "check";
+    case K::cause:
+      return "->";
+    case K::where:
+      return "where";
+    case K::within:
+      return "within";
+    case K::skew:
+      return "skew";
+    case K::strength:
+      return "strength";
+    case K::topology:
+      return "topology";
+    case K::log:
+      return "log";
+    case K::bundle:
+      return "bundle";
+    case K::expect_root:
+      return "expect root";
+    case K::expect_no_root:
+      return "expect no root";
+    case K::expect_event:
+      return "expect event";
   }
   return "?";
 }
@@ -68,72 +104,6 @@ std::optional<double> duration_seconds(const Value& v) {
   auto d = parse_duration_s(t);
   if (!d) return std::nullopt;
   return neg ? -*d : *d;
-}
-
-std::set<std::string> capture_names(const std::string& pattern) {
-  std::set<std::string> out;
-  RE2::Options o;
-  o.set_encoding(RE2::Options::EncodingLatin1);
-  o.set_log_errors(false);
-  RE2 re(pattern, o);
-  if (!re.ok()) return out;
-  for (const auto& [idx, name] : re.CapturingGroupNames()) out.insert(name);
-  return out;
-}
-
-namespace {
-using DK = DeviceKind;
-bool host_local(DK k) {
-  return k == DK::host || k == DK::gpu || k == DK::nic || k == DK::pcie_port || k == DK::nvswitch;
-}
-}  // namespace
-
-bool relation_allowed(Relation r, DK a, DK b) {
-  switch (r) {
-    case Relation::same: return a == b;
-    case Relation::same_host: return host_local(a) && host_local(b);
-    case Relation::on:
-      return (a == DK::gpu || a == DK::nic || a == DK::pcie_port || a == DK::nvswitch ||
-              a == DK::rank) && b == DK::host;
-    case Relation::below:
-      return (a == DK::gpu || a == DK::nic || a == DK::pcie_port) && b == DK::pcie_port;
-    case Relation::paired: return (a == DK::gpu && b == DK::nic) || (a == DK::nic && b == DK::gpu);
-    case Relation::nvlink_peer: return a == DK::gpu && b == DK::gpu;
-    case Relation::serves: return a == DK::nvswitch && b == DK::gpu;
-    case Relation::attached: return a == DK::nic && b == DK::fabric_switch;
-    case Relation::uplink: return a == DK::fabric_switch && b == DK::fabric_switch;
-    case Relation::runs_on: return a == DK::rank && (b == DK::gpu || b == DK::host);
-    case Relation::uses: return a == DK::rank && b == DK::nic;
-    case Relation::in: return (a == DK::rank || a == DK::host || a == DK::gpu) && b == DK::job;
-    case Relation::same_job: {
-      auto ok = [](DK k) { return k == DK::rank || host_local(k); };
-      return ok(a) && ok(b);
-    }
-    case Relation::mounts: return (a == DK::host || a == DK::rank) && b == DK::storage;
-    case Relation::any: return true;
-  }
-  return false;
-}
-
-std::string relation_kinds_text(Relation r) {
-  switch (r) {
-    case Relation::same: return "two devices of the same kind";
-    case Relation::same_host: return "host-local kinds (host, gpu, nic, pcie_port, nvswitch)";
-    case Relation::on: return "gpu, nic, pcie_port, nvswitch or rank to host";
-    case Relation::below: return "gpu, nic or pcie_port to pcie_port";
-    case Relation::paired: return "gpu and nic, either order";
-    case Relation::nvlink_peer: return "gpu to gpu";
-    case Relation::serves: return "nvswitch to gpu";
-    case Relation::attached: return "nic to fabric_switch";
-    case Relation::uplink: return "fabric_switch to fabric_switch";
-    case Relation::runs_on: return "rank to gpu or host";
-    case Relation::uses: return "rank to nic";
-    case Relation::in: return "rank, host or gpu to job";
-    case Relation::same_job: return "rank, host, gpu, nic, pcie_port, nvswitch";
-    case Relation::mounts: return "host or rank to storage";
-    case Relation::any: return "any kinds";
-  }
-  return "";
 }
 
 bool pattern_is_selective(const std::string& p) {
@@ -214,8 +184,11 @@ std::optional<FieldType> type_from(const std::string& s) {
   return std::nullopt;
 }
 
-const std::vector<std::string> kKinds = {"host", "gpu", "nic", "pcie_port", "nvswitch",
-                                         "fabric_switch", "job", "rank", "storage"};
+const std::vector<std::string> kKinds = [] {
+  std::vector<std::string> v;
+  for (const DeviceKindInfo& k : kDeviceKinds) v.emplace_back(k.name);
+  return v;
+}();
 const std::vector<std::string> kTransports = {"kernel", "syslog", "journal", "app"};
 
 void bad_word(Sema& s, DiagId id, const Ident& w, const std::string& what,
@@ -247,11 +220,11 @@ std::optional<Transport> transport_of(Sema& s, const Ident& w,
 std::optional<double> duration_of(Sema& s, const Value& v) {
   auto d = duration_seconds(v);
   if (!d && !v.text.empty()) {
-    s.diags.report(DiagId::invalid_literal, v.range,
-                   v.kind == Value::Kind::number
-                       ? "duration '" + v.text + "' needs a unit (ms, s, m, h, d), e.g. " +
-                             v.text + "s"
-                       : "invalid duration '" + v.text + "'");
+    s.diags.report(
+        DiagId::invalid_literal, v.range,
+        v.kind == Value::Kind::number
+            ? "duration '" + v.text + "' needs a unit (ms, s, m, h, d), e.g. " + v.text + "s"
+            : "invalid duration '" + v.text + "'");
   }
   return d;
 }
@@ -294,10 +267,14 @@ std::optional<std::string> literal_for(FieldType t, const Value& v) {
       if (parse_float(v.text) || parse_int(v.text)) return v.text;
       return std::nullopt;
     }
-    case FieldType::hex: return normalize_hex(v.text);
-    case FieldType::bdf: return normalize_bdf(v.text);
-    case FieldType::ip: return normalize_ip(v.text);
-    case FieldType::string: return v.text;
+    case FieldType::hex:
+      return normalize_hex(v.text);
+    case FieldType::bdf:
+      return normalize_bdf(v.text);
+    case FieldType::ip:
+      return normalize_ip(v.text);
+    case FieldType::string:
+      return v.text;
   }
   return std::nullopt;
 }
@@ -315,18 +292,42 @@ struct SigCtx {
 Condition lower_cond(SigCtx& c, const Cond& in) {
   Condition out;
   switch (in.op) {
-    case Cond::Op::and_: out.op = Condition::Op::and_; break;
-    case Cond::Op::or_: out.op = Condition::Op::or_; break;
-    case Cond::Op::not_: out.op = Condition::Op::not_; break;
-    case Cond::Op::eq: out.op = Condition::Op::eq; break;
-    case Cond::Op::ne: out.op = Condition::Op::ne; break;
-    case Cond::Op::lt: out.op = Condition::Op::lt; break;
-    case Cond::Op::le: out.op = Condition::Op::le; break;
-    case Cond::Op::gt: out.op = Condition::Op::gt; break;
-    case Cond::Op::ge: out.op = Condition::Op::ge; break;
-    case Cond::Op::in: out.op = Condition::Op::in; break;
-    case Cond::Op::not_in: out.op = Condition::Op::not_in; break;
-    case Cond::Op::matches: out.op = Condition::Op::matches; break;
+    case Cond::Op::and_:
+      out.op = Condition::Op::and_;
+      break;
+    case Cond::Op::or_:
+      out.op = Condition::Op::or_;
+      break;
+    case Cond::Op::not_:
+      out.op = Condition::Op::not_;
+      break;
+    case Cond::Op::eq:
+      out.op = Condition::Op::eq;
+      break;
+    case Cond::Op::ne:
+      out.op = Condition::Op::ne;
+      break;
+    case Cond::Op::lt:
+      out.op = Condition::Op::lt;
+      break;
+    case Cond::Op::le:
+      out.op = Condition::Op::le;
+      break;
+    case Cond::Op::gt:
+      out.op = Condition::Op::gt;
+      break;
+    case Cond::Op::ge:
+      out.op = Condition::Op::ge;
+      break;
+    case Cond::Op::in:
+      out.op = Condition::Op::in;
+      break;
+    case Cond::Op::not_in:
+      out.op = Condition::Op::not_in;
+      break;
+    case Cond::Op::matches:
+      out.op = Condition::Op::matches;
+      break;
   }
   if (in.op == Cond::Op::and_ || in.op == Cond::Op::or_ || in.op == Cond::Op::not_) {
     for (const auto& k : in.kids) out.children.push_back(lower_cond(c, k));
@@ -401,8 +402,10 @@ void pass_signatures(Sema& s) {
       // A child may redeclare a parent's field: the last declaration wins.
       auto same = std::find_if(sig.fields.begin(), sig.fields.end(),
                                [&](const FieldDecl& f) { return f.name == m->idents[0].text; });
-      if (same != sig.fields.end()) same->type = *t;
-      else sig.fields.push_back(FieldDecl{m->idents[0].text, *t});
+      if (same != sig.fields.end())
+        same->type = *t;
+      else
+        sig.fields.push_back(FieldDecl{m->idents[0].text, *t});
       c.uses.push_back({m->idents[0], "the field declaration"});
     }
     std::vector<Condition> whens;
@@ -412,8 +415,10 @@ void pass_signatures(Sema& s) {
         case K::on:
           on = m;
           if (!m->idents.empty()) {
-            if (auto k = kind_of(s, m->idents[0], c.allows)) sig.kind = *k;
-            else r.ok = false;
+            if (auto k = kind_of(s, m->idents[0], c.allows))
+              sig.kind = *k;
+            else
+              r.ok = false;
           }
           break;
         case K::from: {
@@ -436,7 +441,8 @@ void pass_signatures(Sema& s) {
               if (*n < 1 || *n > 1000)
                 s.diags.report(DiagId::invalid_literal, m->values[0].range,
                                "`within N lines` needs 1 <= N <= 1000", c.allows);
-              else sig.join_within_lines = static_cast<int>(*n);
+              else
+                sig.join_within_lines = static_cast<int>(*n);
             }
           }
           bool all_ok = true;
@@ -470,7 +476,7 @@ void pass_signatures(Sema& s) {
                                "Hyperscan rejects the pattern: " + err, c.allows);
               all_ok = false;
             } else {
-              auto names = capture_names(sig.patterns[i]);
+              auto names = pattern_capture_names(sig.patterns[i]);
               c.captures.insert(names.begin(), names.end());
               if (!pattern_is_selective(sig.patterns[i]) && !r.abstract) {
                 auto& d = s.diags.report(DiagId::unanchored_pattern, e.range,
@@ -511,9 +517,14 @@ void pass_signatures(Sema& s) {
             case FieldType::string:
               ok = loc.kind != DK::pcie_port && loc.kind != DK::job;
               break;
-            case FieldType::int_: ok = loc.kind == DK::gpu || loc.kind == DK::rank; break;
-            case FieldType::ip: ok = loc.kind == DK::nic || loc.kind == DK::host; break;
-            default: ok = false;
+            case FieldType::int_:
+              ok = loc.kind == DK::gpu || loc.kind == DK::rank;
+              break;
+            case FieldType::ip:
+              ok = loc.kind == DK::nic || loc.kind == DK::host;
+              break;
+            default:
+              ok = false;
           }
           if (!ok) {
             auto& d = s.diags.report(DiagId::locate_type, m->idents[0].range,
@@ -536,16 +547,17 @@ void pass_signatures(Sema& s) {
                                        "unknown fault class '" + sig.fault_class + "'", c.allows);
               std::string near = closest(sig.fault_class, names);
               if (!near.empty())
-                DiagEngine::note(d, s.classes.at(near)->name.range,
-                                 "did you mean '" + near + "'?");
+                DiagEngine::note(d, s.classes.at(near)->name.range, "did you mean '" + near + "'?");
             }
           }
           break;
         case K::severity:
           if (!m->idents.empty()) {
-            if (auto v = severity_from(m->idents[0].text)) sig.severity = *v;
-            else bad_word(s, DiagId::invalid_keyword_value, m->idents[0], "severity",
-                          {"info", "warning", "minor", "major", "critical"}, c.allows);
+            if (auto v = severity_from(m->idents[0].text))
+              sig.severity = *v;
+            else
+              bad_word(s, DiagId::invalid_keyword_value, m->idents[0], "severity",
+                       {"info", "warning", "minor", "major", "critical"}, c.allows);
           }
           break;
         case K::nature:
@@ -586,9 +598,11 @@ void pass_signatures(Sema& s) {
           break;
         case K::symptom:
           if (!m->idents.empty()) {
-            if (auto v = symptom_from(m->idents[0].text)) sig.symptom = *v;
-            else bad_word(s, DiagId::invalid_keyword_value, m->idents[0], "symptom",
-                          {"crash", "hang", "launch", "slowdown"}, c.allows);
+            if (auto v = symptom_from(m->idents[0].text))
+              sig.symptom = *v;
+            else
+              bad_word(s, DiagId::invalid_keyword_value, m->idents[0], "symptom",
+                       {"crash", "hang", "launch", "slowdown"}, c.allows);
           }
           break;
         case K::aggregate:
@@ -613,8 +627,12 @@ void pass_signatures(Sema& s) {
             }
           }
           break;
-        case K::suspect: sig.suspect = true; break;
-        case K::background: sig.background = true; break;
+        case K::suspect:
+          sig.suspect = true;
+          break;
+        case K::background:
+          sig.background = true;
+          break;
         case K::cleared_by:
           // Names are checked once every signature is known (pass_rules).
           if (!m->values.empty()) {
@@ -645,21 +663,24 @@ void pass_signatures(Sema& s) {
                              "`baseline ... below` needs a factor of at most 1 (e.g. 0.9 x median)",
                              c.allows);
             else if (!m->baseline_below && *f < 1)
-              s.diags.report(DiagId::invalid_literal, m->values[0].range,
-                             "`baseline ... above` needs a factor of at least 1 (e.g. 1.1 x median)",
-                             c.allows);
-            else sig.baseline.factor = *f;
+              s.diags.report(
+                  DiagId::invalid_literal, m->values[0].range,
+                  "`baseline ... above` needs a factor of at least 1 (e.g. 1.1 x median)",
+                  c.allows);
+            else
+              sig.baseline.factor = *f;
             auto n = int_of(s, m->values[1], "baseline window");
             if (n && *n < 1)
               s.diags.report(DiagId::invalid_literal, m->values[1].range,
                              "baseline window needs at least 1 value", c.allows);
-            else if (n) sig.baseline.window = static_cast<int>(*n);
+            else if (n)
+              sig.baseline.window = static_cast<int>(*n);
             auto t = c.types.find(sig.baseline.field);
             if (t != c.types.end() && t->second != FieldType::int_ &&
                 t->second != FieldType::float_)
               s.diags.report(DiagId::condition_type, m->idents[0].range,
-                             "baseline needs a numeric field; '" + sig.baseline.field +
-                                 "' is " + to_string(t->second),
+                             "baseline needs a numeric field; '" + sig.baseline.field + "' is " +
+                                 to_string(t->second),
                              c.allows);
           }
           break;
@@ -678,8 +699,10 @@ void pass_signatures(Sema& s) {
       ex.loc = to_loc(m->values[0].range);
       ex.source = default_tx;
       if (m->has_example_source && !m->idents.empty()) {
-        if (auto t = transport_of(s, m->idents[0], c.allows)) ex.source = *t;
-        else continue;
+        if (auto t = transport_of(s, m->idents[0], c.allows))
+          ex.source = *t;
+        else
+          continue;
       }
       for (const auto& e : m->expects) {
         c.uses.push_back({e.field, "the example's expectations"});
@@ -726,19 +749,20 @@ void pass_signatures(Sema& s) {
     // A `suspect` only flags lines: it is never an event, so it cannot be a
     // root cause, a symptom, a storm or a multi-line message.
     if (sig.suspect) {
-      const char* bad = sig.background                            ? "background"
-                        : !sig.fault_class.empty()                ? "class"
-                        : sig.symptom != SymptomKind::none        ? "symptom"
-                        : sig.patterns.size() > 1                 ? "match ... then"
-                        : sig.aggregate.count_at_least > 0        ? "aggregate"
-                        : !sig.baseline.field.empty()             ? "baseline"
-                        : !sig.cleared_by.empty()                 ? "cleared_by"
-                                                                  : nullptr;
+      const char* bad = sig.background                     ? "background"
+                        : !sig.fault_class.empty()         ? "class"
+                        : sig.symptom != SymptomKind::none ? "symptom"
+                        : sig.patterns.size() > 1          ? "match ... then"
+                        : sig.aggregate.count_at_least > 0 ? "aggregate"
+                        : !sig.baseline.field.empty()      ? "baseline"
+                        : !sig.cleared_by.empty()          ? "cleared_by"
+                                                           : nullptr;
       if (bad) {
         auto& d = s.diags.report(DiagId::misplaced_statement, r.decl->name.range,
                                  "signature '" + name + "' is a `suspect` and has `" + bad + "`",
                                  c.allows);
-        DiagEngine::note(d, "a suspect is never an event; it reports lines no signature recognised");
+        DiagEngine::note(d,
+                         "a suspect is never an event; it reports lines no signature recognised");
         r.ok = false;
       }
     }
@@ -747,17 +771,17 @@ void pass_signatures(Sema& s) {
       std::vector<std::string> caps(c.captures.begin(), c.captures.end());
       for (const auto& [id, where] : c.uses) {
         if (c.captures.count(id.text)) continue;
-        auto& d = s.diags.report(DiagId::field_not_captured, id.range,
-                                 "field '" + id.text + "' used in " + where +
-                                     " is not captured by the pattern",
-                                 c.allows);
+        auto& d = s.diags.report(
+            DiagId::field_not_captured, id.range,
+            "field '" + id.text + "' used in " + where + " is not captured by the pattern",
+            c.allows);
         std::string near = closest(id.text, caps);
         if (!near.empty()) DiagEngine::note(d, "did you mean '" + near + "'?");
         if (id.range.file != r.decl->file || r.decl->parent)
           DiagEngine::note(d, r.decl->name.range, "in signature '" + name + "'");
         if (caps.empty())
-          DiagEngine::note(d, "the pattern has no named groups; capture with (?P<" + id.text +
-                                  ">...)");
+          DiagEngine::note(
+              d, "the pattern has no named groups; capture with (?P<" + id.text + ">...)");
         r.ok = false;
       }
     }
@@ -781,8 +805,10 @@ void pass_latents(Sema& s) {
         case K::on:
           has_on = true;
           if (!m->idents.empty()) {
-            if (auto k = kind_of(s, m->idents[0], &r.allows)) l.kind = *k;
-            else r.ok = false;
+            if (auto k = kind_of(s, m->idents[0], &r.allows))
+              l.kind = *k;
+            else
+              r.ok = false;
           }
           break;
         case K::class_:
@@ -796,16 +822,17 @@ void pass_latents(Sema& s) {
                                        "unknown fault class '" + l.fault_class + "'", &r.allows);
               std::string near = closest(l.fault_class, names);
               if (!near.empty())
-                DiagEngine::note(d, s.classes.at(near)->name.range,
-                                 "did you mean '" + near + "'?");
+                DiagEngine::note(d, s.classes.at(near)->name.range, "did you mean '" + near + "'?");
             }
           }
           break;
         case K::severity:
           if (!m->idents.empty()) {
-            if (auto v = severity_from(m->idents[0].text)) l.severity = *v;
-            else bad_word(s, DiagId::invalid_keyword_value, m->idents[0], "severity",
-                          {"info", "warning", "minor", "major", "critical"}, &r.allows);
+            if (auto v = severity_from(m->idents[0].text))
+              l.severity = *v;
+            else
+              bad_word(s, DiagId::invalid_keyword_value, m->idents[0], "severity",
+                       {"info", "warning", "minor", "major", "critical"}, &r.allows);
           }
           break;
         case K::nature:
@@ -828,8 +855,11 @@ void pass_latents(Sema& s) {
         case K::remediation:
           if (!m->idents.empty()) l.remediation = m->idents[0].text;
           break;
-        case K::silent: l.silent = true; break;
-        default: break;
+        case K::silent:
+          l.silent = true;
+          break;
+        default:
+          break;
       }
     }
     if (!has_on) {
@@ -994,19 +1024,18 @@ void check_cleared_by(Sema& s) {
         unknown_event(s, id, &r.allows);
         r.ok = false;
       } else if (ce.latent || ce.abstract) {
-        auto& d = s.diags.report(DiagId::unknown_event, id.range,
-                                 "'" + id.text + "' has no log line of its own and cannot clear '" +
-                                     name + "'",
-                                 &r.allows);
+        auto& d = s.diags.report(
+            DiagId::unknown_event, id.range,
+            "'" + id.text + "' has no log line of its own and cannot clear '" + name + "'",
+            &r.allows);
         DiagEngine::note(d, ce.decl->name.range, "declared here");
         r.ok = false;
       } else if (ce.kind != r.sig.kind) {
-        auto& d = s.diags.report(
-            DiagId::relation_kinds, id.range,
-            "'" + id.text + "' is on a " + std::string(to_string(ce.kind)) + ", '" + name +
-                "' on a " + std::string(to_string(r.sig.kind)) +
-                "; `cleared_by` needs an event on the same device",
-            &r.allows);
+        auto& d = s.diags.report(DiagId::relation_kinds, id.range,
+                                 "'" + id.text + "' is on a " + std::string(to_string(ce.kind)) +
+                                     ", '" + name + "' on a " + std::string(to_string(r.sig.kind)) +
+                                     "; `cleared_by` needs an event on the same device",
+                                 &r.allows);
         DiagEngine::note(d, ce.decl->name.range, "declared here");
         r.ok = false;
       } else if (id.text == name) {
@@ -1073,8 +1102,8 @@ void pass_rules(Sema& s) {
         if (auto d = duration_of(s, m->values[0])) {
           have_skew = true;
           if (*d < 0)
-            s.diags.report(DiagId::invalid_literal, m->values[0].range,
-                           "skew cannot be negative", allows);
+            s.diags.report(DiagId::invalid_literal, m->values[0].range, "skew cannot be negative",
+                           allows);
           base.skew_s = *d;
         }
       } else if (m->kind == K::strength && !m->values.empty()) {
@@ -1168,7 +1197,7 @@ void pass_rules(Sema& s) {
               return ev.kind;
             };
             DeviceKind a = kind_for(rc.lhs), b = kind_for(rc.rhs);
-            if (relation_allowed(rc.rel, a, b)) continue;
+            if (relation_allows(rc.rel, a, b)) continue;
             r.ok = false;
             if (!reported.insert({a, b}).second) continue;
             auto& d = s.diags.report(
@@ -1180,7 +1209,7 @@ void pass_rules(Sema& s) {
                     (rel.rhs.binding.text.empty() ? "" : "." + rel.rhs.binding.text) + ")",
                 allows);
             DiagEngine::note(d, std::string("'") + to_string(rc.rel) + "' relates " +
-                                    relation_kinds_text(rc.rel));
+                                    std::string(relation_info(rc.rel).kinds_text));
             if (several)
               DiagEngine::note(d, "for cause '" + c.name + "' and effect '" + e.name + "'");
           }
@@ -1271,7 +1300,8 @@ void pass_tests(Sema& s) {
             if (!n || *n < 1)
               s.diags.report(DiagId::invalid_literal, m.values[1].range,
                              "rank must be a whole number >= 1");
-            else e.rank = static_cast<int>(*n);
+            else
+              e.rank = static_cast<int>(*n);
           }
           t.expects.push_back(e);
           break;
@@ -1297,7 +1327,8 @@ void pass_tests(Sema& s) {
           t.expects.push_back(e);
           break;
         }
-        default: break;
+        default:
+          break;
       }
     }
     s.tests_lowered.push_back(t);

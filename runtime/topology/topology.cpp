@@ -15,6 +15,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "reflex/device_id.h"
+#include "reflex/vocabulary.h"
+
 namespace reflex {
 
 std::string TopologyError::str() const {
@@ -34,111 +37,11 @@ using json = nlohmann::json;
 
 constexpr int32_t kNone = -1;
 
-// Local copy of the kind names (same spelling as to_string(DeviceKind)); used to
-// parse placeholder ids like "node-3/nic@mlx5_9".
-std::optional<DeviceKind> kind_from_name(std::string_view s) {
-  static constexpr std::pair<std::string_view, DeviceKind> kNames[] = {
-      {"host", DeviceKind::host},       {"gpu", DeviceKind::gpu},
-      {"nic", DeviceKind::nic},         {"pcie_port", DeviceKind::pcie_port},
-      {"pcie", DeviceKind::pcie_port},  {"nvswitch", DeviceKind::nvswitch},
-      {"nvsw", DeviceKind::nvswitch},   {"fabric_switch", DeviceKind::fabric_switch},
-      {"job", DeviceKind::job},         {"rank", DeviceKind::rank},
-      {"storage", DeviceKind::storage},
-  };
-  for (auto& [n, k] : kNames)
-    if (n == s) return k;
-  return std::nullopt;
-}
-
-bool host_local(DeviceKind k) {
-  return k == DeviceKind::host || k == DeviceKind::gpu || k == DeviceKind::nic ||
-         k == DeviceKind::pcie_port || k == DeviceKind::nvswitch;
-}
-
-bool all_digits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (c < '0' || c > '9') return false;
-  return true;
-}
-
-// The structure of an id string, for ids that are not in the topology
-// (placeholders, unknown hosts). Hosts never contain '/'.
-struct ParsedId {
-  bool valid = false;
-  bool placeholder = false;  // "<host>/<kind>@<key>"
-  DeviceKind kind = DeviceKind::host;
-  std::string_view host;  // "" for cluster-level devices
-  std::string_view key;   // placeholder key (bdf, name, number)
-};
-
+// Ids not in the topology (placeholders, unknown hosts) are read by their
+// structure: the model's device-id grammar.
+using ParsedId = DeviceIdView;
 ParsedId parse_id(std::string_view id) {
-  ParsedId p;
-  if (id.empty()) return p;
-  auto starts = [&](std::string_view pre) { return id.substr(0, pre.size()) == pre; };
-  if (starts("fabric/")) {
-    p.kind = DeviceKind::fabric_switch;
-    p.valid = id.size() > 7;
-    return p;
-  }
-  if (starts("storage/")) {
-    p.kind = DeviceKind::storage;
-    p.valid = id.size() > 8;
-    return p;
-  }
-  if (starts("job/")) {
-    std::string_view rest = id.substr(4);
-    size_t slash = rest.find('/');
-    if (slash == std::string_view::npos) {
-      p.kind = DeviceKind::job;
-      p.valid = !rest.empty();
-      return p;
-    }
-    std::string_view r = rest.substr(slash + 1);
-    p.kind = DeviceKind::rank;
-    if (r.substr(0, 5) == "rank@") {
-      p.placeholder = true;
-      p.key = r.substr(5);
-      p.valid = !p.key.empty();
-    } else {
-      p.valid = r.substr(0, 4) == "rank" && all_digits(r.substr(4));
-    }
-    return p;
-  }
-  size_t slash = id.find('/');
-  if (slash == std::string_view::npos) {
-    p.kind = DeviceKind::host;
-    p.host = id;
-    p.valid = true;
-    return p;
-  }
-  p.host = id.substr(0, slash);
-  std::string_view rest = id.substr(slash + 1);
-  if (p.host.empty() || rest.empty()) return p;
-  size_t at = rest.find('@');
-  size_t rslash = rest.find('/');
-  if (at != std::string_view::npos && (rslash == std::string_view::npos || at < rslash)) {
-    auto k = kind_from_name(rest.substr(0, at));
-    if (!k) return p;
-    p.kind = *k;
-    p.placeholder = true;
-    p.key = rest.substr(at + 1);
-    p.valid = !p.key.empty();
-    return p;
-  }
-  p.valid = true;
-  if (rest.substr(0, 5) == "pcie/") {
-    p.kind = DeviceKind::pcie_port;
-    p.key = rest.substr(5);
-    p.valid = !p.key.empty();
-  } else if (rest.substr(0, 3) == "gpu" && all_digits(rest.substr(3))) {
-    p.kind = DeviceKind::gpu;
-  } else if (rest.substr(0, 4) == "nvsw") {
-    p.kind = DeviceKind::nvswitch;
-  } else {
-    p.kind = DeviceKind::nic;
-  }
-  return p;
+  return DeviceIdView::parse(id);
 }
 
 // A BDF packed into 32 bits (domain 16, bus 8, device 5, function 3) for the
@@ -405,91 +308,75 @@ struct TopoData {
     }
   }
 
+  // Which kinds each relation relates is the model's table; what remains here
+  // is whether these two devices are connected that way.
   bool rel_known(Relation rel, int32_t ia, int32_t ib) const {
     const Dev& a = devs[size_t(ia)];
     const Dev& b = devs[size_t(ib)];
+    if (!relation_allows(rel, a.kind, b.kind)) return false;
     switch (rel) {
       case Relation::same:
         return ia == ib;
       case Relation::any:
         return true;
       case Relation::same_host:
-        return host_local(a.kind) && host_local(b.kind) && a.host == b.host && a.host != kNone;
+        return a.host == b.host && a.host != kNone;
       case Relation::on:
-        return b.kind == DeviceKind::host && a.kind != DeviceKind::host && a.host == b.host &&
-               (host_local(a.kind) || a.kind == DeviceKind::rank);
+        return a.host == b.host;
       case Relation::below:
-        return b.kind == DeviceKind::pcie_port &&
-               (a.kind == DeviceKind::gpu || a.kind == DeviceKind::nic ||
-                a.kind == DeviceKind::pcie_port) &&
-               below(ia, ib);
+        return below(ia, ib);
       case Relation::paired:
-        if (a.kind == DeviceKind::gpu && b.kind == DeviceKind::nic) return a.link == ib;
-        if (a.kind == DeviceKind::nic && b.kind == DeviceKind::gpu) return b.link == ia;
-        return false;
+        return a.kind == DeviceKind::gpu ? a.link == ib : b.link == ia;
       case Relation::nvlink_peer:
-        return a.kind == DeviceKind::gpu && b.kind == DeviceKind::gpu && ia != ib && same_nvl(a, b);
+        return ia != ib && same_nvl(a, b);
       case Relation::serves:
-        return a.kind == DeviceKind::nvswitch && b.kind == DeviceKind::gpu && same_nvl(a, b);
+        return same_nvl(a, b);
       case Relation::attached:
-        return a.kind == DeviceKind::nic && b.kind == DeviceKind::fabric_switch && a.link == ib;
+        return a.link == ib;
       case Relation::uplink: {
-        if (a.kind != DeviceKind::fabric_switch || b.kind != DeviceKind::fabric_switch)
-          return false;
         auto& ups = fabrics[size_t(a.aux)].uplinks;
         return std::find(ups.begin(), ups.end(), ib) != ups.end();
       }
       case Relation::runs_on:
-        if (a.kind != DeviceKind::rank) return false;
-        if (b.kind == DeviceKind::gpu) return a.link == ib;
-        if (b.kind == DeviceKind::host) return a.host == b.host;
-        return false;
+        return b.kind == DeviceKind::gpu ? a.link == ib : a.host == b.host;
       case Relation::uses:
-        return a.kind == DeviceKind::rank && b.kind == DeviceKind::nic && a.link != kNone &&
-               devs[size_t(a.link)].link == ib;
+        return a.link != kNone && devs[size_t(a.link)].link == ib;
       case Relation::in:
-        return b.kind == DeviceKind::job && in_job(ia, a, b.aux);
-      case Relation::same_job: {
-        if (a.kind == DeviceKind::job || b.kind == DeviceKind::job ||
-            a.kind == DeviceKind::fabric_switch || b.kind == DeviceKind::fabric_switch ||
-            a.kind == DeviceKind::storage || b.kind == DeviceKind::storage)
-          return false;
-        int32_t ja, jb;
-        const std::vector<int32_t>*ma, *mb;
-        jobs_of(a, &ja, &ma);
-        jobs_of(b, &jb, &mb);
-        auto has = [](int32_t one, const std::vector<int32_t>* many, int32_t j) {
-          if (one != kNone) return one == j;
-          return many && std::find(many->begin(), many->end(), j) != many->end();
-        };
-        if (ja != kNone) return has(jb, mb, ja);
-        if (!ma) return false;
-        for (int32_t j : *ma)
-          if (has(jb, mb, j)) return true;
-        return false;
-      }
+        return in_job(ia, a, b.aux);
+      case Relation::same_job:
+        return share_job(a, b);
       case Relation::mounts:
-        if (b.kind != DeviceKind::storage) return false;
-        if (a.kind != DeviceKind::host && a.kind != DeviceKind::rank) return false;
         return a.host != kNone && mounts(a.host, ib);
     }
     return false;
   }
 
+  bool share_job(const Dev& a, const Dev& b) const {
+    int32_t ja, jb;
+    const std::vector<int32_t>*ma, *mb;
+    jobs_of(a, &ja, &ma);
+    jobs_of(b, &jb, &mb);
+    auto has = [](int32_t one, const std::vector<int32_t>* many, int32_t j) {
+      if (one != kNone) return one == j;
+      return many && std::find(many->begin(), many->end(), j) != many->end();
+    };
+    if (ja != kNone) return has(jb, mb, ja);
+    if (!ma) return false;
+    for (int32_t j : *ma)
+      if (has(jb, mb, j)) return true;
+    return false;
+  }
+
   // Relations where one side is not in the topology: placeholders and devices
-  // of unknown hosts relate by host only.
+  // of unknown hosts relate by host only (same_host, on between host-local kinds).
   bool rel_structural(Relation rel, std::string_view a, std::string_view b) const {
     if (rel == Relation::any) return true;
     if (rel == Relation::same) return a == b;
+    if (rel != Relation::same_host && rel != Relation::on) return false;
     ParsedId pa = parse_id(a), pb = parse_id(b);
     if (!pa.valid || !pb.valid) return false;
-    std::string_view ha = pa.host, hb = pb.host;
-    if (rel == Relation::same_host)
-      return host_local(pa.kind) && host_local(pb.kind) && !ha.empty() && ha == hb;
-    if (rel == Relation::on)
-      return pb.kind == DeviceKind::host && pa.kind != DeviceKind::host && host_local(pa.kind) &&
-             !ha.empty() && ha == hb;
-    return false;
+    return relation_allows(rel, pa.kind, pb.kind) && host_local(pa.kind) && host_local(pb.kind) &&
+           !pa.host.empty() && pa.host == pb.host;
   }
 
   // ---- related_devices helpers ----
@@ -1603,11 +1490,9 @@ std::vector<std::string> Topology::related_devices(Relation rel, std::string_vie
     }
     if (rel == Relation::same) return out;
     int32_t h = p.host.empty() ? kNone : im.host_index(p.host);
-    bool ok = (rel == Relation::same_host && host_local(p.kind) && host_local(kind)) ||
-              (rel == Relation::on && x_is_lhs && p.kind == DeviceKind::host && host_local(kind) &&
-               kind != DeviceKind::host) ||
-              (rel == Relation::on && !x_is_lhs && kind == DeviceKind::host && host_local(p.kind) &&
-               p.kind != DeviceKind::host);
+    const DeviceKind lhs = x_is_lhs ? kind : p.kind, rhs = x_is_lhs ? p.kind : kind;
+    bool ok = (rel == Relation::same_host || rel == Relation::on) &&
+              relation_allows(rel, lhs, rhs) && host_local(lhs) && host_local(rhs);
     if (!ok) return out;
     if (h == kNone) {
       if (kind == DeviceKind::host && !p.host.empty() && p.kind != DeviceKind::host)
