@@ -65,7 +65,7 @@ struct Sema {
   const CompileOptions& options;
 
   // Symbol tables (first definition wins; duplicates are reported).
-  std::map<std::string, const Decl*> signatures, latents, rules, patterns, classes, tests;
+  std::map<std::string, const Decl*> signatures, latents, rules, patterns, classes, natures, tests;
   std::map<std::string, const Decl*> groups;                  // share the event namespace
   std::map<std::string, std::vector<const Decl*>> overrides;  // "kind name" -> overrides
   const Decl* kb_decl = nullptr;

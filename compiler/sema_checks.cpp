@@ -154,9 +154,6 @@ std::string seconds_text(double s) {
   return buf;
 }
 
-const std::set<std::string> kNatures = {"hardware",    "driver",   "firmware",
-                                        "application", "software", "environment"};
-
 std::optional<Severity> severity_from(const std::string& s) {
   if (s == "info") return Severity::info;
   if (s == "warning") return Severity::warning;
@@ -199,6 +196,15 @@ void bad_word(Sema& s, DiagId id, const Ident& w, const std::string& what,
   for (size_t i = 0; i < valid.size(); ++i) list += (i ? ", " : "") + valid[i];
   if (!near.empty()) DiagEngine::note(d, "did you mean '" + near + "'?");
   DiagEngine::note(d, "valid: " + list);
+}
+
+// `nature WORD` names one of the unit's `nature` declarations (the shipped ones
+// are in kb/classes.rfx). A unit that declares none is not checked.
+void check_nature(Sema& s, const Ident& w, const std::set<std::string>* allows) {
+  if (s.natures.empty() || s.natures.count(w.text)) return;
+  std::vector<std::string> valid;
+  for (const auto& [name, decl] : s.natures) valid.push_back(name);
+  bad_word(s, DiagId::invalid_keyword_value, w, "nature", valid, allows);
 }
 
 std::optional<DeviceKind> kind_of(Sema& s, const Ident& w, const std::set<std::string>* allows) {
@@ -563,9 +569,7 @@ void pass_signatures(Sema& s) {
         case K::nature:
           if (!m->idents.empty()) {
             sig.nature = m->idents[0].text;
-            if (!kNatures.count(sig.nature))
-              bad_word(s, DiagId::invalid_keyword_value, m->idents[0], "nature",
-                       {kNatures.begin(), kNatures.end()}, c.allows);
+            check_nature(s, m->idents[0], c.allows);
           }
           break;
         case K::description:
@@ -838,9 +842,7 @@ void pass_latents(Sema& s) {
         case K::nature:
           if (!m->idents.empty()) {
             l.nature = m->idents[0].text;
-            if (!kNatures.count(l.nature))
-              bad_word(s, DiagId::invalid_keyword_value, m->idents[0], "nature",
-                       {kNatures.begin(), kNatures.end()}, &r.allows);
+            check_nature(s, m->idents[0], &r.allows);
           }
           break;
         case K::description:

@@ -140,6 +140,10 @@ void pass_symbols(Sema& s) {
           table = &s.classes;
           what = "class";
           break;
+        case Decl::Kind::nature:
+          table = &s.natures;
+          what = "nature";
+          break;
         case Decl::Kind::test:
           table = &s.tests;
           what = "test";
