@@ -74,19 +74,49 @@ struct RelationExpr {
 // kinds a block allows is checked by a semantic pass.
 struct Member {
   enum class Kind {
-    on, from, match, field, when, locate, class_, severity, nature, description, action,
-    remediation, symptom, aggregate, dedup, baseline, example, near_miss, allow, silent, suspect,
-    background, check,
-    cause, where, within, skew, strength, topology, log, bundle, expect_root, expect_no_root,
-    expect_event, cleared_by,
+    on,
+    from,
+    match,
+    field,
+    when,
+    locate,
+    class_,
+    severity,
+    nature,
+    description,
+    action,
+    remediation,
+    symptom,
+    aggregate,
+    dedup,
+    baseline,
+    example,
+    near_miss,
+    allow,
+    silent,
+    suspect,
+    background,
+    check,
+    cause,
+    where,
+    within,
+    skew,
+    strength,
+    topology,
+    log,
+    bundle,
+    expect_root,
+    expect_no_root,
+    expect_event,
+    cleared_by,
   };
   Kind kind = Kind::on;
-  SrcRange range;                // the keyword (or the first name of `A -> B`)
-  std::vector<Ident> idents;     // on/from/field(name,type)/locate(kind,field,as)/class/...
-                                 // cause: [cause, effect...]; dedup: by-fields; log: transport
-  std::vector<RegexExpr> regexes;  // match: first line, then continuation lines
-  std::vector<Value> values;       // strings, numbers, durations of the statement
-  std::optional<Cond> cond;        // when
+  SrcRange range;                    // the keyword (or the first name of `A -> B`)
+  std::vector<Ident> idents;         // on/from/field(name,type)/locate(kind,field,as)/class/...
+                                     // cause: [cause, effect...]; dedup: by-fields; log: transport
+  std::vector<RegexExpr> regexes;    // match: first line, then continuation lines
+  std::vector<Value> values;         // strings, numbers, durations of the statement
+  std::optional<Cond> cond;          // when
   std::vector<Expectation> expects;  // example { f = v }
   std::vector<RelationExpr> relations;  // where
   bool has_example_source = false;      // example/near_miss ... from SRC (idents[0])
@@ -97,26 +127,37 @@ struct Member {
 
 struct Decl {
   enum class Kind {
-    version, kb, import, class_, pattern, group, signature, latent, rule, override_, test
+    version,
+    kb,
+    import,
+    class_,
+    nature,
+    pattern,
+    group,
+    signature,
+    latent,
+    rule,
+    override_,
+    test
   };
   Kind kind = Kind::version;
   SrcRange range;  // the keyword
-  Ident name;      // class/pattern/signature/latent/rule/override target; test: its title
+  Ident name;      // class/nature/pattern/signature/latent/rule/override target; test: its title
   bool is_abstract = false;
-  std::optional<Ident> parent;  // class parent, signature extends
-  std::string override_kind;    // "signature" | "rule" | "latent"
-  std::vector<Value> values;    // version: number; kb: name, version, requires; import: path;
-                                // class: description
-  RegexExpr pattern;            // pattern decl
+  std::optional<Ident> parent;       // class parent, signature extends
+  std::string override_kind;         // "signature" | "rule" | "latent"
+  std::vector<Value> values;         // version: number; kb: name, version, requires; import: path;
+                                     // class, nature: description
+  RegexExpr pattern;                 // pattern decl
   std::vector<Ident> group_members;  // group decl: events and groups, as written
   std::vector<Member> members;
-  std::string file;             // the declaring file (display path)
-  bool broken = false;          // contains a syntax error: only its name is used
+  std::string file;     // the declaring file (display path)
+  bool broken = false;  // contains a syntax error: only its name is used
 };
 
 struct SourceFile {
-  std::string path;     // display path, e.g. "kb/nccl.rfx"
-  std::string abs_path; // canonical path (dedupe, relative resolution)
+  std::string path;      // display path, e.g. "kb/nccl.rfx"
+  std::string abs_path;  // canonical path (dedupe, relative resolution)
   std::string text;
   bool parsed = false;  // pre-checks and parse succeeded well enough to analyse
   bool from_import = false;

@@ -103,14 +103,22 @@ std::string shorten(std::string s, size_t max = 24) {
 // What a person calls each token.
 std::string describe_token_type(const antlr4::dfa::Vocabulary& voc, size_t type) {
   switch (type) {
-    case ReflexParser::ID: return "a name";
-    case ReflexParser::STRING: return "a string";
-    case ReflexParser::TRIPLE_STRING: return "a \"\"\"string\"\"\"";
-    case ReflexParser::REGEX: return "a /regex/";
-    case ReflexParser::NUMBER: return "a number";
-    case ReflexParser::DURATION: return "a duration (e.g. 30s)";
-    case antlr4::Token::EOF: return "end of file";
-    default: break;
+    case ReflexParser::ID:
+      return "a name";
+    case ReflexParser::STRING:
+      return "a string";
+    case ReflexParser::TRIPLE_STRING:
+      return "a \"\"\"string\"\"\"";
+    case ReflexParser::REGEX:
+      return "a /regex/";
+    case ReflexParser::NUMBER:
+      return "a number";
+    case ReflexParser::DURATION:
+      return "a duration (e.g. 30s)";
+    case antlr4::Token::EOF:
+      return "end of file";
+    default:
+      break;
   }
   std::string lit = voc.getLiteralName(type);
   if (!lit.empty()) return lit;
@@ -176,10 +184,10 @@ class CollectingListener : public antlr4::BaseErrorListener {
       }
       // Soft keywords are names too: with a name expected, do not list them.
       static const std::set<std::string> soft = {
-          "'by'",      "'as'",       "'then'",   "'lines'",  "'count'", "'above'", "'below'", "'x'",
-          "'median'",  "'of'",       "'last'",   "'version'", "'requires'", "'engine'",
-          "'extends'", "'root'",     "'no'",     "'event'",  "'rank'",  "'matches'", "'group'", "'suspect'",
-          "'background'", "'check'"};
+          "'by'",       "'as'",      "'then'",    "'lines'",   "'count'",      "'above'",
+          "'below'",    "'x'",       "'median'",  "'of'",      "'last'",       "'version'",
+          "'requires'", "'engine'",  "'extends'", "'root'",    "'no'",         "'event'",
+          "'rank'",     "'matches'", "'group'",   "'suspect'", "'background'", "'check'"};
       bool name_expected = types.count(ReflexParser::ID) > 0;
       for (size_t t : types) {
         if (name_expected && soft.count(parser->getVocabulary().getLiteralName(t))) continue;
@@ -211,8 +219,7 @@ class CollectingListener : public antlr4::BaseErrorListener {
           "override)";
     } else if (statement) {
       want = "a statement (on, from, match, field, when, ..., or '->' in a rule)";
-      if (std::find(expected.begin(), expected.end(), "'}'") != expected.end())
-        want += " or '}'";
+      if (std::find(expected.begin(), expected.end(), "'}'") != expected.end()) want += " or '}'";
     } else if (!expected.empty()) {
       size_t n = std::min<size_t>(expected.size(), 6);
       for (size_t i = 0; i < n; ++i) {
@@ -221,7 +228,8 @@ class CollectingListener : public antlr4::BaseErrorListener {
       }
       if (expected.size() > 6) want += ", ...";
     }
-    if (msg.rfind("missing ", 0) == 0 && !want.empty()) return "expected " + want + " before " + found;
+    if (msg.rfind("missing ", 0) == 0 && !want.empty())
+      return "expected " + want + " before " + found;
     if (want.empty()) return "unexpected " + found;
     return "unexpected " + found + "; expected " + want;
   }
@@ -441,7 +449,7 @@ class Builder {
     if (auto* cc = dynamic_cast<ReflexParser::CompareCondContext*>(c)) {
       out.field = ident(cc->name());
       std::string op = cc->OP ? cc->OP->getText() : "==";
-      out.op = op == "==" ? Cond::Op::eq
+      out.op = op == "=="   ? Cond::Op::eq
                : op == "!=" ? Cond::Op::ne
                : op == "<"  ? Cond::Op::lt
                : op == "<=" ? Cond::Op::le
@@ -631,8 +639,7 @@ class Builder {
         if (term && term->getText() == "->") arrow = term->getSymbol();
       }
       for (auto* n : c->name()) {
-        if (arrow == nullptr || n->getStart()->getTokenIndex() < arrow->getTokenIndex())
-          ++m.causes;
+        if (arrow == nullptr || n->getStart()->getTokenIndex() < arrow->getTokenIndex()) ++m.causes;
         m.idents.push_back(ident(n));
       }
       return m;
@@ -736,9 +743,12 @@ class Builder {
         auto* term = dynamic_cast<antlr4::tree::TerminalNode*>(child);
         if (!term) continue;
         std::string t = term->getText();
-        if (t == "version") i = 1;
-        else if (t == "engine") i = 2;
-        else if (term->getSymbol()->getType() == P::STRING && i < 3) d.values[i] = string_value(term);
+        if (t == "version")
+          i = 1;
+        else if (t == "engine")
+          i = 2;
+        else if (term->getSymbol()->getType() == P::STRING && i < 3)
+          d.values[i] = string_value(term);
       }
       (void)strings;
     } else if (auto* im = dynamic_cast<P::ImportDeclContext*>(c)) {
@@ -750,6 +760,10 @@ class Builder {
       if (!names.empty()) d.name = ident(names[0]);
       if (names.size() > 1) d.parent = ident(names[1]);
       if (cl->STRING()) d.values.push_back(string_value(cl->STRING()));
+    } else if (auto* na = dynamic_cast<P::NatureDeclContext*>(c)) {
+      d.kind = K::nature;
+      d.name = ident(na->name());
+      if (na->STRING()) d.values.push_back(string_value(na->STRING()));
     } else if (auto* p = dynamic_cast<P::PatternDeclContext*>(c)) {
       d.kind = K::pattern;
       d.name = ident(p->name());
@@ -807,10 +821,18 @@ std::string unescape_string(const std::string& body) {
     }
     char n = body[++i];
     switch (n) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case '"': out += '"'; break;
-      case '\\': out += '\\'; break;
+      case 'n':
+        out += '\n';
+        break;
+      case 't':
+        out += '\t';
+        break;
+      case '"':
+        out += '"';
+        break;
+      case '\\':
+        out += '\\';
+        break;
       default:
         out += '\\';
         out += n;
@@ -827,17 +849,16 @@ bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& optio
     at.line = at.col = 1;
     diags.report(DiagId::file_too_large, at,
                  "file is " + std::to_string(file.too_large ? file.too_large : text.size()) +
-                     " bytes; the limit is " +
-                     std::to_string(options.max_file_bytes));
+                     " bytes; the limit is " + std::to_string(options.max_file_bytes));
     return false;
   }
   if (size_t nul = text.find('\0'); nul != std::string::npos) {
     auto [l, c] = line_col(text, nul);
     at.line = l;
     at.col = c;
-    diags.report(DiagId::binary_file, at,
-                 "file contains a NUL byte at offset " + std::to_string(nul) +
-                     "; this is not a text file");
+    diags.report(
+        DiagId::binary_file, at,
+        "file contains a NUL byte at offset " + std::to_string(nul) + "; this is not a text file");
     return false;
   }
   if (size_t bad = invalid_utf8_at(text); bad != std::string::npos) {
@@ -859,7 +880,8 @@ bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& optio
     tokens.fill();
     std::vector<antlr4::Token*> all = tokens.getTokens();
 
-    if (const antlr4::Token* deep = too_deep(all, options.max_nesting_depth, lexer.getVocabulary())) {
+    if (const antlr4::Token* deep =
+            too_deep(all, options.max_nesting_depth, lexer.getVocabulary())) {
       diags.report(DiagId::nesting_too_deep, token_range(file.path, deep),
                    "nesting deeper than " + std::to_string(options.max_nesting_depth) +
                        " levels; the file is not parsed further");

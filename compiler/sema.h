@@ -65,8 +65,8 @@ struct Sema {
   const CompileOptions& options;
 
   // Symbol tables (first definition wins; duplicates are reported).
-  std::map<std::string, const Decl*> signatures, latents, rules, patterns, classes, tests;
-  std::map<std::string, const Decl*> groups;  // share the event namespace
+  std::map<std::string, const Decl*> signatures, latents, rules, patterns, classes, natures, tests;
+  std::map<std::string, const Decl*> groups;                  // share the event namespace
   std::map<std::string, std::vector<const Decl*>> overrides;  // "kind name" -> overrides
   const Decl* kb_decl = nullptr;
 
@@ -74,9 +74,9 @@ struct Sema {
   std::map<std::string, ResolvedLatent> latent_defs;
   std::map<std::string, ResolvedRule> rule_defs;
   std::map<std::string, ResolvedGroup> group_defs;
-  std::set<std::string> used_groups;  // named by a rule or another group
+  std::set<std::string> used_groups;                // named by a rule or another group
   std::map<std::string, std::string> pattern_text;  // resolved regex of each pattern
-  std::set<std::string> bad_patterns;                // did not compile
+  std::set<std::string> bad_patterns;               // did not compile
   std::set<std::string> used_patterns;
   std::vector<KbTest> tests_lowered;
   std::vector<FaultClass> class_list;
@@ -115,8 +115,6 @@ void run_pipeline(Sema& s);
 // Regex helpers shared by passes.
 bool hyperscan_check(const std::string& pattern, std::string* error);
 bool re2_check(const std::string& pattern, std::string* error);
-bool hyperscan_check_uncached(const std::string& pattern, std::string* error);
-bool re2_check_uncached(const std::string& pattern, std::string* error);
 
 // Lowering: the resolved unit as the runtime's KnowledgeBase.
 KnowledgeBase lower(const Sema& s);

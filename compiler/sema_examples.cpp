@@ -57,9 +57,10 @@ void pass_examples(Sema& s) {
                                  "example does not match signature '" + name + "'", &r.allows);
         DiagEngine::note(d, "why: " + why);
         for (size_t p = 0; p < sig.patterns.size(); ++p)
-          DiagEngine::note(d, "pattern" + (sig.patterns.size() > 1 ? " " + std::to_string(p + 1)
-                                                                    : std::string()) +
-                                  ": /" + sig.patterns[p] + "/");
+          DiagEngine::note(
+              d, "pattern" +
+                     (sig.patterns.size() > 1 ? " " + std::to_string(p + 1) : std::string()) +
+                     ": /" + sig.patterns[p] + "/");
         continue;
       }
       for (const auto& [field, want] : ex.expect) {
@@ -70,15 +71,15 @@ void pass_examples(Sema& s) {
             break;
           }
         if (got == nullptr) {
-          s.diags.report(DiagId::example_field_value, at,
-                         "example expects " + field + " = \"" + want +
-                             "\" but the field was not captured",
-                         &r.allows);
+          s.diags.report(
+              DiagId::example_field_value, at,
+              "example expects " + field + " = \"" + want + "\" but the field was not captured",
+              &r.allows);
         } else if (*got != want) {
-          s.diags.report(DiagId::example_field_value, at,
-                         "example expects " + field + " = \"" + want + "\" but got \"" + *got +
-                             "\"",
-                         &r.allows);
+          s.diags.report(
+              DiagId::example_field_value, at,
+              "example expects " + field + " = \"" + want + "\" but got \"" + *got + "\"",
+              &r.allows);
         }
       }
       // Another signature that accepts the same line: both events would fire.
@@ -93,9 +94,9 @@ void pass_examples(Sema& s) {
         const ResolvedSig& o = s.sigs[other];
         std::set<std::string> allows = r.allows;
         allows.insert(o.allows.begin(), o.allows.end());
-        auto& d = s.diags.report(DiagId::ambiguous_match, at,
-                                 "example of '" + name + "' is also matched by '" + other + "'",
-                                 &allows);
+        auto& d =
+            s.diags.report(DiagId::ambiguous_match, at,
+                           "example of '" + name + "' is also matched by '" + other + "'", &allows);
         DiagEngine::note(d, o.decl->name.range, "'" + other + "' is declared here");
         DiagEngine::note(d,
                          "narrow one pattern or its `when`, or `allow ambiguous-match` if both "

@@ -1,13 +1,11 @@
 // Passes over names: file headers, symbol tables, which statements each block
 // allows, fault classes, named patterns, `extends` and `override`.
-#include <hs/hs.h>
-#include <re2/re2.h>
-
 #include <algorithm>
 #include <functional>
 #include <mutex>
 
 #include "reflex/artifact.h"
+#include "reflex/pattern.h"
 #include "sema.h"
 #include "sema_util.h"
 
@@ -35,7 +33,7 @@ bool re2_check(const std::string& pattern, std::string* error) {
     }
   }
   std::string err;
-  bool ok = re2_check_uncached(pattern, &err);
+  bool ok = re2_pattern_ok(pattern, &err);
   std::lock_guard<std::mutex> lock(cache().mu);
   if (cache().re2.size() > 100000) cache().re2.clear();
   cache().re2[pattern] = ok ? "" : (err.empty() ? "invalid pattern" : err);
@@ -52,37 +50,12 @@ bool hyperscan_check(const std::string& pattern, std::string* error) {
     }
   }
   std::string err;
-  bool ok = hyperscan_check_uncached(pattern, &err);
+  bool ok = hyperscan_pattern_ok(pattern, &err);
   std::lock_guard<std::mutex> lock(cache().mu);
   if (cache().hs.size() > 100000) cache().hs.clear();
   cache().hs[pattern] = ok ? "" : (err.empty() ? "invalid pattern" : err);
   *error = cache().hs[pattern];
   return ok;
-}
-
-bool re2_check_uncached(const std::string& pattern, std::string* error) {
-  RE2::Options o;
-  o.set_encoding(RE2::Options::EncodingLatin1);
-  o.set_log_errors(false);
-  RE2 re(pattern, o);
-  if (!re.ok()) {
-    *error = re.error();
-    return false;
-  }
-  return true;
-}
-
-bool hyperscan_check_uncached(const std::string& pattern, std::string* error) {
-  hs_database_t* db = nullptr;
-  hs_compile_error_t* err = nullptr;
-  if (hs_compile(pattern.c_str(), HS_FLAG_PREFILTER | HS_FLAG_ALLOWEMPTY, HS_MODE_BLOCK, nullptr,
-                 &db, &err) != HS_SUCCESS) {
-    *error = err && err->message ? err->message : "unknown Hyperscan error";
-    if (err) hs_free_compile_error(err);
-    return false;
-  }
-  hs_free_database(db);
-  return true;
 }
 
 const std::set<std::string>* Sema::allows_of(const Decl* d) const {
@@ -143,17 +116,43 @@ void pass_symbols(Sema& s) {
       std::map<std::string, const Decl*>* table = nullptr;
       const char* what = "";
       switch (d.kind) {
-        case Decl::Kind::signature: table = &s.signatures; what = "event"; break;
-        case Decl::Kind::latent: table = &s.latents; what = "event"; break;
-        case Decl::Kind::group: table = &s.groups; what = "group"; break;
-        case Decl::Kind::rule: table = &s.rules; what = "rule"; break;
-        case Decl::Kind::pattern: table = &s.patterns; what = "pattern"; break;
-        case Decl::Kind::class_: table = &s.classes; what = "class"; break;
-        case Decl::Kind::test: table = &s.tests; what = "test"; break;
+        case Decl::Kind::signature:
+          table = &s.signatures;
+          what = "event";
+          break;
+        case Decl::Kind::latent:
+          table = &s.latents;
+          what = "event";
+          break;
+        case Decl::Kind::group:
+          table = &s.groups;
+          what = "group";
+          break;
+        case Decl::Kind::rule:
+          table = &s.rules;
+          what = "rule";
+          break;
+        case Decl::Kind::pattern:
+          table = &s.patterns;
+          what = "pattern";
+          break;
+        case Decl::Kind::class_:
+          table = &s.classes;
+          what = "class";
+          break;
+        case Decl::Kind::nature:
+          table = &s.natures;
+          what = "nature";
+          break;
+        case Decl::Kind::test:
+          table = &s.tests;
+          what = "test";
+          break;
         case Decl::Kind::override_:
           if (!d.name.text.empty()) s.overrides[d.override_kind + " " + d.name.text].push_back(&d);
           continue;
-        default: continue;
+        default:
+          continue;
       }
       if (d.name.text.empty()) continue;
       // Signatures, latents and groups share one namespace: rules name any of them.
@@ -191,35 +190,75 @@ bool allowed_in(const Decl& d, Member::Kind k) {
   switch (d.kind) {
     case Decl::Kind::signature:
       switch (k) {
-        case K::on: case K::from: case K::match: case K::field: case K::when: case K::locate:
-        case K::class_: case K::severity: case K::nature: case K::description: case K::action:
-        case K::remediation: case K::symptom: case K::aggregate: case K::dedup: case K::baseline:
-        case K::cleared_by: case K::example: case K::near_miss: case K::allow: case K::suspect:
-        case K::background: case K::check:
+        case K::on:
+        case K::from:
+        case K::match:
+        case K::field:
+        case K::when:
+        case K::locate:
+        case K::class_:
+        case K::severity:
+        case K::nature:
+        case K::description:
+        case K::action:
+        case K::remediation:
+        case K::symptom:
+        case K::aggregate:
+        case K::dedup:
+        case K::baseline:
+        case K::cleared_by:
+        case K::example:
+        case K::near_miss:
+        case K::allow:
+        case K::suspect:
+        case K::background:
+        case K::check:
           return true;
-        default: return false;
+        default:
+          return false;
       }
     case Decl::Kind::latent:
       switch (k) {
-        case K::on: case K::class_: case K::severity: case K::nature: case K::description:
-        case K::action: case K::remediation: case K::silent: case K::allow: case K::check:
+        case K::on:
+        case K::class_:
+        case K::severity:
+        case K::nature:
+        case K::description:
+        case K::action:
+        case K::remediation:
+        case K::silent:
+        case K::allow:
+        case K::check:
           return true;
-        default: return false;
+        default:
+          return false;
       }
     case Decl::Kind::rule:
       switch (k) {
-        case K::cause: case K::where: case K::within: case K::skew: case K::strength: case K::allow:
+        case K::cause:
+        case K::where:
+        case K::within:
+        case K::skew:
+        case K::strength:
+        case K::allow:
           return true;
-        default: return false;
+        default:
+          return false;
       }
     case Decl::Kind::test:
       switch (k) {
-        case K::topology: case K::log: case K::bundle: case K::expect_root:
-        case K::expect_no_root: case K::expect_event:
+        case K::topology:
+        case K::log:
+        case K::bundle:
+        case K::expect_root:
+        case K::expect_no_root:
+        case K::expect_event:
           return true;
-        default: return false;
+        default:
+          return false;
       }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -237,21 +276,35 @@ bool overridable(const std::string& kind, Member::Kind k) {
 bool single(Member::Kind k) {
   using K = Member::Kind;
   switch (k) {
-    case K::field: case K::when: case K::locate: case K::example: case K::near_miss:
-    case K::allow: case K::where: case K::log: case K::expect_root: case K::expect_no_root:
+    case K::field:
+    case K::when:
+    case K::locate:
+    case K::example:
+    case K::near_miss:
+    case K::allow:
+    case K::where:
+    case K::log:
+    case K::expect_root:
+    case K::expect_no_root:
     case K::expect_event:
       return false;
-    default: return true;
+    default:
+      return true;
   }
 }
 
 const char* block_name(const Decl& d) {
   switch (d.kind) {
-    case Decl::Kind::signature: return "a signature";
-    case Decl::Kind::latent: return "a latent";
-    case Decl::Kind::rule: return "a rule";
-    case Decl::Kind::test: return "a test";
-    default: return "this block";
+    case Decl::Kind::signature:
+      return "a signature";
+    case Decl::Kind::latent:
+      return "a latent";
+    case Decl::Kind::rule:
+      return "a rule";
+    case Decl::Kind::test:
+      return "a test";
+    default:
+      return "this block";
   }
 }
 
@@ -274,7 +327,7 @@ void pass_members(Sema& s) {
                                         "`" + kw + "` cannot be overridden");
             DiagEngine::note(diag, d.override_kind == "rule"
                                        ? "a rule override may replace strength, within, skew"
-                                       : d.override_kind == "latent"
+                                   : d.override_kind == "latent"
                                        ? "a latent override may replace action, severity, "
                                          "description, remediation"
                                        : "a signature override may replace action, severity, "
@@ -289,8 +342,8 @@ void pass_members(Sema& s) {
         }
         if (single(m.kind)) {
           if (auto it = seen.find(m.kind); it != seen.end()) {
-            auto& diag = s.diags.report(DiagId::duplicate_statement, m.range,
-                                        "`" + kw + "` given twice");
+            auto& diag =
+                s.diags.report(DiagId::duplicate_statement, m.range, "`" + kw + "` given twice");
             DiagEngine::note(diag, it->second->range, "first given here");
           } else {
             seen[m.kind] = &m;
@@ -339,8 +392,7 @@ void pass_classes(Sema& s) {
                                     "unknown parent class '" + fc.parent + "'");
         std::string near = closest(fc.parent, names);
         if (!near.empty())
-          DiagEngine::note(diag, s.classes.at(near)->name.range,
-                           "did you mean '" + near + "'?");
+          DiagEngine::note(diag, s.classes.at(near)->name.range, "did you mean '" + near + "'?");
       } else {
         // Walk up; a chain longer than the number of classes is a cycle.
         std::string cur = fc.parent;
@@ -385,8 +437,8 @@ bool resolve_regex(Sema& s, const RegexExpr& e, const std::string& file, std::st
       if (it == s.patterns.end()) {
         std::vector<std::string> names;
         for (const auto& [n, d] : s.patterns) names.push_back(n);
-        auto& diag = s.diags.report(DiagId::unknown_pattern, a.range,
-                                    "unknown pattern '" + a.text + "'");
+        auto& diag =
+            s.diags.report(DiagId::unknown_pattern, a.range, "unknown pattern '" + a.text + "'");
         std::string near = closest(a.text, names);
         if (!near.empty())
           DiagEngine::note(diag, s.patterns.at(near)->name.range, "did you mean '" + near + "'?");
@@ -454,8 +506,7 @@ bool accumulates(Member::Kind k) {
 }
 
 // Statements of `own` with those replaced by the override's (same keyword).
-std::vector<const Member*> apply_override(const std::vector<const Member*>& own,
-                                          const Decl* ov) {
+std::vector<const Member*> apply_override(const std::vector<const Member*>& own, const Decl* ov) {
   if (ov == nullptr) return own;
   std::set<Member::Kind> replaced;
   for (const auto& m : ov->members) replaced.insert(m.kind);
@@ -527,8 +578,7 @@ void pass_inheritance(Sema& s) {
                                     "unknown parent signature '" + p + "'");
         std::string near = closest(p, sig_names);
         if (!near.empty())
-          DiagEngine::note(diag, s.signatures.at(near)->name.range,
-                           "did you mean '" + near + "'?");
+          DiagEngine::note(diag, s.signatures.at(near)->name.range, "did you mean '" + near + "'?");
         r.ok = false;
         r.parent_ok = false;
       } else if (stack.size() > static_cast<size_t>(s.options.max_nesting_depth)) {

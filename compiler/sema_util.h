@@ -16,11 +16,6 @@ const Decl* find_override(Sema& s, const std::string& kind, const Decl* target);
 
 // Seconds of a duration literal ("30s", "-2s"); a bare "0" is allowed.
 std::optional<double> duration_seconds(const Value& v);
-// Named groups of a regex (RE2's view).
-std::set<std::string> capture_names(const std::string& pattern);
-// Relation table of docs/language.md section 3.
-bool relation_allowed(Relation r, DeviceKind a, DeviceKind b);
-std::string relation_kinds_text(Relation r);
 // Whether a pattern is anchored or has a literal run of >= 4 characters.
 bool pattern_is_selective(const std::string& pattern);
 // Reports E012 for a name that is neither an event nor a group, with

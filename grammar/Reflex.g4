@@ -12,6 +12,7 @@ topDecl
   | 'knowledge_base' STRING ('version' STRING)? ('requires' 'engine' STRING)? ';'?  # kbDecl
   | 'import' STRING ';'?                                                         # importDecl
   | 'class' name ('<' name)? STRING? ';'?                                        # classDecl
+  | 'nature' name STRING? ';'?                                                   # natureDecl
   | 'pattern' name '=' regexExpr ';'?                                            # patternDecl
   // No trailing comma: `group` is also a name, so `a, b,` before the next
   // `group` declaration would be ambiguous. An empty list is a semantic error.

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <string>
 
+#include "reflex/time.h"
+
 namespace reflex::sim {
 
 using Us = int64_t;
@@ -17,38 +19,21 @@ struct Civil {
   int weekday;  // 0 = Sunday
 };
 
-// Howard Hinnant's days_from_civil / civil_from_days.
-inline int64_t days_from_civil(int y, int m, int d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
+// The calendar arithmetic is the model's (reflex/time.h).
 inline Us to_us(int y, int mo, int d, int h, int mi, int s) {
-  return ((days_from_civil(y, mo, d) * 86400) + h * 3600 + mi * 60 + s) * kSec;
+  return reflex::civil_to_time_us(y, mo, d, h, mi, s, 0);
 }
 inline Civil civil(Us t) {
-  int64_t secs = t >= 0 ? t / kSec : (t - kSec + 1) / kSec;
-  int64_t micros = t - secs * kSec;
-  int64_t z = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
-  int64_t sod = secs - z * 86400;
+  const reflex::CivilTime m = reflex::civil_from_time_us(t);
   Civil c{};
-  c.weekday = static_cast<int>((z + 4) % 7 >= 0 ? (z + 4) % 7 : (z + 4) % 7 + 7);
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  c.day = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
-  c.month = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
-  c.year = static_cast<int>(yoe + era * 400 + (c.month <= 2));
-  c.hour = static_cast<int>(sod / 3600);
-  c.minute = static_cast<int>(sod / 60 % 60);
-  c.second = static_cast<int>(sod % 60);
-  c.micros = micros;
+  c.year = static_cast<int>(m.date.year);
+  c.month = static_cast<int>(m.date.month);
+  c.day = static_cast<int>(m.date.day);
+  c.hour = m.hour;
+  c.minute = m.minute;
+  c.second = m.second;
+  c.micros = m.micros;
+  c.weekday = m.weekday;
   return c;
 }
 
@@ -117,9 +102,9 @@ inline void append_mono(std::string& out, Us mono) {  // [12345.678901]
 inline void append_glog(std::string& out, char level, Us t, int extra_ns) {
   Civil c = civil(t);
   char b[48];
-  int n = std::snprintf(b, sizeof b, "%c%d%02d %02d:%02d:%02d.%06lld%03d", level, c.month, c.day,
-                        c.hour, c.minute, c.second, static_cast<long long>(c.micros),
-                        extra_ns % 1000);
+  int n =
+      std::snprintf(b, sizeof b, "%c%d%02d %02d:%02d:%02d.%06lld%03d", level, c.month, c.day,
+                    c.hour, c.minute, c.second, static_cast<long long>(c.micros), extra_ns % 1000);
   out.append(b, static_cast<size_t>(n));
 }
 inline void append_fm(std::string& out, Us t) {  // [Mar 05 2026 10:11:12]
@@ -139,8 +124,8 @@ inline void append_opensm(std::string& out, Us t) {  // Mar 05 10:11:12 123456
 inline void append_smi(std::string& out, Us t) {  // 2026/03/05 10:11:12.345
   Civil c = civil(t);
   char b[40];
-  int n = std::snprintf(b, sizeof b, "%04d/%02d/%02d %02d:%02d:%02d.%03lld", c.year, c.month,
-                        c.day, c.hour, c.minute, c.second, static_cast<long long>(c.micros / 1000));
+  int n = std::snprintf(b, sizeof b, "%04d/%02d/%02d %02d:%02d:%02d.%03lld", c.year, c.month, c.day,
+                        c.hour, c.minute, c.second, static_cast<long long>(c.micros / 1000));
   out.append(b, static_cast<size_t>(n));
 }
 inline void append_sel(std::string& out, Us t) {  // 03/05/2026 | 10:11:12

@@ -11,11 +11,9 @@
 #include <vector>
 
 #include "reflex/kb.h"
+#include "reflex/time.h"  // TimeUs, format_time_us, parse_rfc3339
 
 namespace reflex {
-
-// Microseconds since the Unix epoch, UTC.
-using TimeUs = int64_t;
 
 struct EventTime {
   std::optional<TimeUs> wall;  // absent for raw dmesg without boot_time
@@ -68,13 +66,5 @@ class OpenStorms {
  protected:
   ~OpenStorms() = default;
 };
-
-// Output times: RFC 3339 UTC with microseconds and 'Z'.
-std::string format_time_us(TimeUs t);
-// A UTC civil time to microseconds since the epoch (no time-zone database).
-TimeUs civil_to_time_us(int year, int month, int day, int hour, int minute, int second,
-                        int64_t micros);
-// Parses what format_time_us writes (and RFC 3339 with offsets / fewer digits).
-std::optional<TimeUs> parse_rfc3339(const std::string& s);
 
 }  // namespace reflex

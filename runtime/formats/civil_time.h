@@ -1,49 +1,23 @@
-// Calendar arithmetic and small fixed-format scanners shared by the line
-// parser and the bundle walker. No allocation, no locale, no system clock.
+// Small fixed-format time scanners shared by the line parser and the bundle
+// walker (the calendar arithmetic is the model's, reflex/time.h). No allocation, no locale, no
+// system clock.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
-namespace reflex::formats {
+#include "reflex/time.h"
 
-constexpr int64_t kUsPerSec = 1000000;
+namespace reflex::formats {
 
 inline bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-inline int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-inline void civil_from_days(int64_t z, int* y, unsigned* m, unsigned* d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t yy = static_cast<int64_t>(yoe) + era * 400;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = static_cast<int>(yy + (*m <= 2));
-}
-
+// days_from_civil, civil_from_days and kUsPerSec are the model's (reflex/time.h).
 inline int year_of_us(int64_t us) {
-  int64_t days = us / (86400 * kUsPerSec);
-  if (us < 0 && us % (86400 * kUsPerSec) != 0) --days;
-  int y;
-  unsigned m, d;
-  civil_from_days(days, &y, &m, &d);
-  return y;
+  return static_cast<int>(civil_from_time_us(us).date.year);
 }
 
 struct Civil {

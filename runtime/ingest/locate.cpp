@@ -1,25 +1,12 @@
 #include "locate.h"
 
+#include "reflex/device_id.h"
 #include "reflex/values.h"
+#include "reflex/vocabulary.h"
 
 namespace reflex::ingest {
 
 namespace {
-
-const char* placeholder_kind(DeviceKind k) {
-  switch (k) {
-    case DeviceKind::host: return "host";
-    case DeviceKind::gpu: return "gpu";
-    case DeviceKind::nic: return "nic";
-    case DeviceKind::pcie_port: return "pcie";
-    case DeviceKind::nvswitch: return "nvswitch";
-    case DeviceKind::fabric_switch: return "fabric";
-    case DeviceKind::job: return "job";
-    case DeviceKind::rank: return "rank";
-    case DeviceKind::storage: return "storage";
-  }
-  return "device";
-}
 
 Located found(const DeviceInfo& d, DeviceKind kind) {
   Located l;
@@ -40,20 +27,20 @@ Located placeholder(const std::string& host, DeviceKind kind, std::string_view k
       l.host = l.id;
       return l;
     case DeviceKind::fabric_switch:
-      l.id = "fabric/" + std::string(key.empty() ? "unknown" : key);
+      l.id = cluster_device_id(kind, key.empty() ? "unknown" : key);
       return l;
     case DeviceKind::storage:
-      l.id = "storage/" + std::string(key.empty() ? "unknown" : key);
+      l.id = cluster_device_id(kind, key.empty() ? "unknown" : key);
       return l;
     case DeviceKind::job:
       if (!key.empty()) {
-        l.id = "job/" + std::string(key);
+        l.id = cluster_device_id(kind, key);
         return l;
       }
       break;
     case DeviceKind::pcie_port:
       if (!key.empty()) {
-        l.id = host + "/pcie/" + std::string(key);
+        l.id = host + "/" + std::string(kind_info(kind).id_prefix) + std::string(key);
         l.host = host;
         return l;
       }
@@ -62,7 +49,7 @@ Located placeholder(const std::string& host, DeviceKind kind, std::string_view k
       break;
   }
   l.host = host;
-  l.id = host + "/" + placeholder_kind(kind) + "@" + std::string(key.empty() ? "unknown" : key);
+  l.id = placeholder_id(host, kind, key.empty() ? "unknown" : key);
   return l;
 }
 
@@ -92,9 +79,10 @@ Located locate_rank(const Topology& topo, const std::string& host, int rank) {
   l.placeholder = true;
   l.host = host;
   if (!jobs.empty()) {
-    l.id = "job/" + jobs.front() + "/rank" + std::to_string(rank);
+    l.id = cluster_device_id(DeviceKind::job, jobs.front()) + "/" +
+           std::string(kind_info(DeviceKind::rank).id_prefix) + std::to_string(rank);
   } else {
-    l.id = host + "/rank@" + std::to_string(rank);
+    l.id = placeholder_id(host, DeviceKind::rank, std::to_string(rank));
   }
   return l;
 }
@@ -102,10 +90,11 @@ Located locate_rank(const Topology& topo, const std::string& host, int rank) {
 Located locate_job_of_host(const Topology& topo, const std::string& host) {
   std::vector<std::string> jobs = topo.jobs_of_host(host);
   if (jobs.size() == 1) {
-    if (auto d = topo.device("job/" + jobs.front())) return found(*d, DeviceKind::job);
+    const std::string job = cluster_device_id(DeviceKind::job, jobs.front());
+    if (auto d = topo.device(job)) return found(*d, DeviceKind::job);
     Located l;
     l.kind = DeviceKind::job;
-    l.id = "job/" + jobs.front();
+    l.id = job;
     return l;
   }
   return placeholder(host, DeviceKind::job, "");
@@ -195,7 +184,8 @@ Located locate_device(const Topology& topo, const Signature& sig, DeviceKind kin
       return placeholder(host, DeviceKind::rank, v);
     }
     case DeviceKind::job: {
-      if (auto d = topo.device("job/" + v); d && !d->placeholder) return found(*d, DeviceKind::job);
+      if (auto d = topo.device(cluster_device_id(DeviceKind::job, v)); d && !d->placeholder)
+        return found(*d, DeviceKind::job);
       return placeholder(host, DeviceKind::job, v);
     }
     case DeviceKind::fabric_switch: {

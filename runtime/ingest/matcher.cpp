@@ -2,6 +2,7 @@
 
 #include "reflex/artifact.h"
 #include "reflex/ingest.h"
+#include "reflex/pattern.h"
 
 #include <hs.h>
 
@@ -67,7 +68,7 @@ bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std
 
   // Compile all patterns at once; when Hyperscan names a pattern it refuses,
   // retry that one as a prefilter, then leave it to RE2 alone.
-  std::vector<unsigned> flags(patterns_.size(), HS_FLAG_SINGLEMATCH | HS_FLAG_ALLOWEMPTY);
+  std::vector<unsigned> flags(patterns_.size(), hyperscan_pattern_flags(/*prefilter=*/false));
   for (int attempt = 0; attempt < static_cast<int>(patterns_.size()) * 2 + 2; ++attempt) {
     std::vector<const char*> exprs;
     std::vector<unsigned> fl, ids;
@@ -101,7 +102,7 @@ bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std
     }
     uint32_t pi = db_ids_[bad];
     if (!(flags[pi] & HS_FLAG_PREFILTER)) {
-      flags[pi] |= HS_FLAG_PREFILTER;
+      flags[pi] = hyperscan_pattern_flags(/*prefilter=*/true);
       patterns_[pi].prefilter = true;
     } else {
       patterns_[pi].in_database = false;

@@ -1,4 +1,4 @@
-// reflex_match: one signature against log text (table-driven).
+// reflex_model: one signature against log text (table-driven).
 #include <gtest/gtest.h>
 
 #include "reflex/signature_match.h"

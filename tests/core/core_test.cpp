@@ -1,11 +1,11 @@
-// reflex_core: value normalisation, times, artifact round trip and refusal.
+// reflex_model: value normalisation, times, artifact round trip and refusal.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <fstream>
 
 #include "reflex/artifact.h"
-#include "reflex/event.h"
+#include "reflex/time.h"
 #include "reflex/values.h"
 
 using namespace reflex;
@@ -123,7 +123,8 @@ TEST(Artifact, RoundTripAndRefusals) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     auto body = kb_to_cbor(sample_kb());
     out.write("RFXKB\0\0\1", 8);
-    out.write(reinterpret_cast<const char*>(body.data()), static_cast<std::streamsize>(body.size() / 2));
+    out.write(reinterpret_cast<const char*>(body.data()),
+              static_cast<std::streamsize>(body.size() / 2));
   }
   EXPECT_FALSE(load_artifact(path, &err));
   EXPECT_NE(err.find("truncated"), std::string::npos) << err;

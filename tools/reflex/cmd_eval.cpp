@@ -37,10 +37,12 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "reflex/compiler.h"
+#include "reflex/device_id.h"
 #include "reflex/diagnosis.h"
 #include "reflex/engine.h"
 #include "reflex/ingest.h"
 #include "reflex/topology.h"
+#include "reflex/vocabulary.h"
 
 namespace reflex::cli {
 
@@ -144,42 +146,33 @@ std::string lower(std::string s) {
 // Same device written differently: placeholder GPU ids resolve by BDF; PCI
 // addresses compare lower case.
 std::string normalize(const std::string& dev, const Topology* topo) {
-  auto at = dev.find("/gpu@");
-  if (at != std::string::npos && topo) {
-    if (auto d = topo->device_by_bdf(dev.substr(0, at), dev.substr(at + 5)); d && !d->placeholder)
+  const DeviceIdView id = DeviceIdView::parse(dev);
+  if (!id.valid) return dev;
+  if (id.placeholder && id.kind == DeviceKind::gpu && topo) {
+    if (auto d = topo->device_by_bdf(std::string(id.host), id.key); d && !d->placeholder)
       return d->id;
   }
-  auto pc = dev.find("/pcie/");
-  if (pc != std::string::npos) return dev.substr(0, pc) + lower(dev.substr(pc));
+  if (!id.placeholder && id.kind == DeviceKind::pcie_port)
+    return std::string(id.host) + "/" + std::string(kind_info(DeviceKind::pcie_port).id_prefix) +
+           lower(std::string(id.key));
   return dev;
 }
 
+// Ranks map to their host; job, fabric and storage ids are their own "host".
 std::string host_of(const std::string& dev, const Topology* topo) {
-  if (dev.rfind("job/", 0) == 0) {
-    auto rk = dev.find("/rank");
-    if (rk != std::string::npos && topo) {
-      std::string job = dev.substr(4, rk - 4);
-      int n = std::atoi(dev.c_str() + rk + 5);
-      if (auto d = topo->rank(job, n); d && !d->host.empty()) return d->host;
-    }
-    return dev;
+  const DeviceIdView id = DeviceIdView::parse(dev);
+  if (!id.host.empty()) return std::string(id.host);
+  if (id.kind == DeviceKind::rank && id.rank >= 0 && topo) {
+    if (auto d = topo->rank(id.job, id.rank); d && !d->host.empty()) return d->host;
   }
-  if (dev.rfind("fabric/", 0) == 0 || dev.rfind("storage/", 0) == 0) return dev;
-  return dev.substr(0, dev.find('/'));
+  return dev;
 }
 
+// The kind as placeholder ids spell it ("gpu", "pcie", "fabric"); "device" when
+// the id does not parse.
 const char* kind_of(const std::string& dev) {
-  if (dev.rfind("job/", 0) == 0) return dev.find("/rank") != std::string::npos ? "rank" : "job";
-  if (dev.rfind("fabric/", 0) == 0) return "fabric";
-  if (dev.rfind("storage/", 0) == 0) return "storage";
-  auto s = dev.find('/');
-  if (s == std::string::npos) return "host";
-  std::string rest = dev.substr(s + 1);
-  if (rest.rfind("gpu", 0) == 0) return "gpu";
-  if (rest.rfind("mlx5", 0) == 0) return "nic";
-  if (rest.rfind("pcie/", 0) == 0) return "pcie";
-  if (rest.rfind("nvsw", 0) == 0) return "nvswitch";
-  return "device";
+  const DeviceIdView id = DeviceIdView::parse(dev);
+  return id.valid ? kind_info(id.kind).short_name.data() : "device";
 }
 
 void score(Result& r, const Topology* topo) {

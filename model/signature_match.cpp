@@ -2,12 +2,11 @@
 // named captures, typed normalisation via reflex/values.h, `when` conditions.
 #include "reflex/signature_match.h"
 
-#include <re2/re2.h>
-
 #include <array>
 #include <cstdlib>
 #include <map>
 
+#include "pattern_re2.h"
 #include "reflex/values.h"
 
 namespace reflex {
@@ -15,13 +14,6 @@ namespace {
 
 // Submatch slots live on the stack so a non-matching line allocates nothing.
 constexpr int kMaxGroups = 64;
-
-RE2::Options re2_options() {
-  RE2::Options o;
-  o.set_encoding(RE2::Options::EncodingLatin1);
-  o.set_log_errors(false);
-  return o;
-}
 
 // A condition with its regexes compiled and its literal values pre-parsed.
 struct CompiledCond {
@@ -54,18 +46,30 @@ std::optional<double> to_number(FieldType t, std::string_view s) {
 
 const char* op_text(Condition::Op op) {
   switch (op) {
-    case Condition::Op::eq: return "==";
-    case Condition::Op::ne: return "!=";
-    case Condition::Op::lt: return "<";
-    case Condition::Op::le: return "<=";
-    case Condition::Op::gt: return ">";
-    case Condition::Op::ge: return ">=";
-    case Condition::Op::in: return "in";
-    case Condition::Op::not_in: return "not in";
-    case Condition::Op::matches: return "matches";
-    case Condition::Op::and_: return "and";
-    case Condition::Op::or_: return "or";
-    case Condition::Op::not_: return "not";
+    case Condition::Op::eq:
+      return "==";
+    case Condition::Op::ne:
+      return "!=";
+    case Condition::Op::lt:
+      return "<";
+    case Condition::Op::le:
+      return "<=";
+    case Condition::Op::gt:
+      return ">";
+    case Condition::Op::ge:
+      return ">=";
+    case Condition::Op::in:
+      return "in";
+    case Condition::Op::not_in:
+      return "not in";
+    case Condition::Op::matches:
+      return "matches";
+    case Condition::Op::and_:
+      return "and";
+    case Condition::Op::or_:
+      return "or";
+    case Condition::Op::not_:
+      return "not";
   }
   return "?";
 }
@@ -133,7 +137,7 @@ struct CompiledSignature::Impl {
       return false;
     }
     if (c.op == Condition::Op::matches) {
-      out->re = std::make_unique<RE2>(c.values[0], re2_options());
+      out->re = std::make_unique<RE2>(c.values[0], re2_pattern_options());
       if (!out->re->ok()) {
         *error = "condition regex /" + c.values[0] + "/: " + out->re->error();
         return false;
@@ -195,13 +199,20 @@ struct CompiledSignature::Impl {
     auto r = cmp(0);
     if (!r) return false;
     switch (c.op) {
-      case Condition::Op::eq: return *r == 0;
-      case Condition::Op::ne: return *r != 0;
-      case Condition::Op::lt: return *r < 0;
-      case Condition::Op::le: return *r <= 0;
-      case Condition::Op::gt: return *r > 0;
-      case Condition::Op::ge: return *r >= 0;
-      default: return false;
+      case Condition::Op::eq:
+        return *r == 0;
+      case Condition::Op::ne:
+        return *r != 0;
+      case Condition::Op::lt:
+        return *r < 0;
+      case Condition::Op::le:
+        return *r <= 0;
+      case Condition::Op::gt:
+        return *r > 0;
+      case Condition::Op::ge:
+        return *r >= 0;
+      default:
+        return false;
     }
   }
 
@@ -220,7 +231,7 @@ CompiledSignature::CompiledSignature() : impl_(std::make_unique<Impl>()) {}
 CompiledSignature::~CompiledSignature() = default;
 
 std::unique_ptr<CompiledSignature> CompiledSignature::compile(const Signature& sig,
-                                                               std::string* error) {
+                                                              std::string* error) {
   std::string scratch;
   if (error == nullptr) error = &scratch;
   try {
@@ -233,7 +244,7 @@ std::unique_ptr<CompiledSignature> CompiledSignature::compile(const Signature& s
     }
     for (const auto& f : sig.fields) m.types[f.name] = f.type;
     for (const auto& p : sig.patterns) {
-      auto re = std::make_unique<RE2>(p, re2_options());
+      auto re = std::make_unique<RE2>(p, re2_pattern_options());
       if (!re->ok()) {
         *error = re->error();
         return nullptr;
@@ -261,8 +272,12 @@ std::unique_ptr<CompiledSignature> CompiledSignature::compile(const Signature& s
   }
 }
 
-const Signature& CompiledSignature::signature() const { return impl_->sig; }
-size_t CompiledSignature::parts() const { return impl_->parts.size(); }
+const Signature& CompiledSignature::signature() const {
+  return impl_->sig;
+}
+size_t CompiledSignature::parts() const {
+  return impl_->parts.size();
+}
 
 bool CompiledSignature::match_part(size_t i, std::string_view text, FieldValues* caps) const {
   if (i >= impl_->parts.size()) return false;
@@ -304,8 +319,9 @@ bool CompiledSignature::accept(FieldValues* caps, std::string* why) const {
     if (t == impl_->types.end()) continue;  // undeclared captures stay strings
     auto norm = normalize_value(t->second, value);
     if (!norm) {
-      if (why) *why = "field " + name + ": '" + value + "' is not " +
-                      (t->second == FieldType::int_ ? "an " : "a ") + to_string(t->second);
+      if (why)
+        *why = "field " + name + ": '" + value + "' is not " +
+               (t->second == FieldType::int_ ? "an " : "a ") + to_string(t->second);
       return false;
     }
     value = std::move(*norm);

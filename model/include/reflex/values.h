@@ -20,7 +20,7 @@ std::optional<std::string> normalize_bdf(std::string_view s);
 std::optional<std::string> normalize_ip(std::string_view s);
 // "0x1F" / "1f" -> "0x1f". nullopt if not hex.
 std::optional<std::string> normalize_hex(std::string_view s);
-std::optional<int64_t> parse_int(std::string_view s);    // decimal, optional sign
+std::optional<int64_t> parse_int(std::string_view s);  // decimal, optional sign
 std::optional<double> parse_float(std::string_view s);
 // Normalises `raw` per `type`; nullopt when it is not a value of that type.
 std::optional<std::string> normalize_value(FieldType type, std::string_view raw);

@@ -8,7 +8,9 @@
 namespace reflex {
 namespace {
 
-bool is_hex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_hex(char c) {
+  return std::isxdigit(static_cast<unsigned char>(c)) != 0;
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -139,13 +141,17 @@ std::optional<std::string> normalize_value(FieldType type, std::string_view raw)
     case FieldType::int_:
       if (auto v = parse_int(raw)) return std::to_string(*v);
       return std::nullopt;
-    case FieldType::hex: return normalize_hex(raw);
+    case FieldType::hex:
+      return normalize_hex(raw);
     case FieldType::float_:
       if (parse_float(raw)) return std::string(trim(raw));
       return std::nullopt;
-    case FieldType::bdf: return normalize_bdf(raw);
-    case FieldType::ip: return normalize_ip(raw);
-    case FieldType::string: return std::string(raw);
+    case FieldType::bdf:
+      return normalize_bdf(raw);
+    case FieldType::ip:
+      return normalize_ip(raw);
+    case FieldType::string:
+      return std::string(raw);
   }
   return std::nullopt;
 }
@@ -153,19 +159,25 @@ std::optional<std::string> normalize_value(FieldType type, std::string_view raw)
 std::optional<double> parse_duration_s(std::string_view s) {
   s = trim(s);
   size_t i = 0;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' ||
-                          (i == 0 && s[i] == '-')))
+  while (i < s.size() &&
+         (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || (i == 0 && s[i] == '-')))
     ++i;
   auto num = parse_float(s.substr(0, i));
   if (!num) return std::nullopt;
   std::string_view unit = s.substr(i);
   double mult;
-  if (unit == "ms") mult = 0.001;
-  else if (unit == "s") mult = 1;
-  else if (unit == "m") mult = 60;
-  else if (unit == "h") mult = 3600;
-  else if (unit == "d") mult = 86400;
-  else return std::nullopt;
+  if (unit == "ms")
+    mult = 0.001;
+  else if (unit == "s")
+    mult = 1;
+  else if (unit == "m")
+    mult = 60;
+  else if (unit == "h")
+    mult = 3600;
+  else if (unit == "d")
+    mult = 86400;
+  else
+    return std::nullopt;
   return *num * mult;
 }
 
