@@ -13,11 +13,9 @@
 #include <string>
 
 #include "reflex/artifact.h"
+#include "reflex/compiler.h"
 #include "reflex/engine.h"
 #include "reflex/topology.h"
-#ifdef REFLEX_CAPI_HAVE_COMPILER
-#include "reflex/compiler.h"
-#endif
 
 struct reflex_engine {
   std::unique_ptr<reflex::Engine> eng;
@@ -65,12 +63,7 @@ reflex_status guard(F&& f) {
 }
 
 std::shared_ptr<const reflex::KnowledgeBase> load_kb_path(const char* path, std::string* err) {
-  std::optional<reflex::KnowledgeBase> kb;
-#ifdef REFLEX_CAPI_HAVE_COMPILER
-  kb = reflex::load_kb(path, err);
-#else
-  kb = reflex::load_artifact(path, err);
-#endif
+  std::optional<reflex::KnowledgeBase> kb = reflex::load_kb(path, err);
   if (!kb) return nullptr;
   if (!reflex::validate_kb_for_engine(*kb, err)) return nullptr;
   return std::make_shared<const reflex::KnowledgeBase>(std::move(*kb));
