@@ -154,10 +154,4 @@ class SqliteStore {
   uint64_t committed_ = 0;
 };
 
-// Event <-> the store's JSON column format (every Event member, lossless;
-// not the `reflex events` output format). Never throws; invalid UTF-8 is
-// replaced.
-std::string event_to_store_json(const Event& ev);
-std::optional<Event> event_from_store_json(std::string_view json, std::string* error);
-
 }  // namespace reflex

@@ -13,6 +13,7 @@
 
 #include "index.h"
 #include "reflex/artifact.h"
+#include "reflex/event_json.h"
 #include "reflex/ingest.h"
 
 namespace reflex {
@@ -139,6 +140,13 @@ std::vector<Diagnosis> diagnose_events(const KnowledgeBase& kb, const Topology& 
     d.incident = "inc-error";
     return {d};
   }
+}
+
+bool event_from_json(std::string_view json_line, const KnowledgeBase& kb, const Topology& topo,
+                     Event* out, std::string* error) {
+  auto e = parse_event_json(json_line, error, &kb, &topo);
+  if (e) *out = std::move(*e);
+  return e.has_value();
 }
 
 struct Engine::Impl {
