@@ -165,7 +165,9 @@ class Reasoner {
   void expand_node(uint32_t n);
   template <class F>
   void candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name, F&& accept);
-  int window(const Rec& c, const Rec& e, const Rule& r) const;
+  rules::WindowFit window(const Rec& c, const Rec& e, const Rule& r) const {
+    return rules::window_fit(c, e, c.clock == e.clock, r, o_.clock_skew_s);
+  }
   // When a `cleared_by` event healed event `ev`: its wall time, else kNoWall.
   int64_t healed_at(uint32_t ev);
   bool skip_healed(uint32_t ev);  // true (with a note) for a healed event
@@ -269,23 +271,6 @@ void Reasoner::add_edge(uint32_t cause, uint32_t effect, const Rule* r, bool unk
   nodes_[effect].in.push_back(e);
 }
 
-// 0 outside the rule's window, 1 inside, 2 unknown (clocks not comparable).
-int Reasoner::window(const Rec& c, const Rec& e, const Rule& r) const {
-  bool same_clock = c.clock == e.clock;
-  double skew = same_clock ? 0.0 : r.skew_s + o_.clock_skew_s;
-  if (c.has_wall() && e.has_wall()) {
-    double dmin = static_cast<double>(e.lo - c.hi) / 1e6;
-    double dmax = static_cast<double>(e.hi - c.lo) / 1e6;
-    double lo = r.min_s - skew, hi = r.max_s + skew;
-    return (dmax >= lo - 1e-7 && dmin <= hi + 1e-7) ? 1 : 0;
-  }
-  if (same_clock && c.mono >= 0 && e.mono >= 0) {
-    double d = e.mono - c.mono;
-    return (d >= r.min_s - 1e-7 && d <= r.max_s + 1e-7) ? 1 : 0;
-  }
-  return 2;
-}
-
 const std::string* Reasoner::resolve(const DeviceRef& ref, const Event* cause,
                                      const std::string* cause_dev, const Event& effect) const {
   if (ref.side == DeviceRef::Side::effect)
@@ -295,17 +280,14 @@ const std::string* Reasoner::resolve(const DeviceRef& ref, const Event* cause,
 }
 
 bool Reasoner::where_ok(const Rule& r, uint32_t cause_ev, uint32_t effect_ev) const {
-  for (auto& c : r.where) {
-    Topology::DeviceId ia, ib;
-    const std::string* a = resolve_id(c.lhs, cause_ev, effect_ev, &ia);
-    const std::string* b = resolve_id(c.rhs, cause_ev, effect_ev, &ib);
-    if (!a || !b) return false;
-    bool ok = ia != Topology::kNoDevice && ib != Topology::kNoDevice
-                  ? topo_.related(c.rel, ia, ib)
-                  : topo_.related(c.rel, *a, *b);  // placeholders relate by name
-    if (!ok) return false;
-  }
-  return true;
+  // An event's own device has its topology id cached in the index.
+  return rules::where_holds(r, topo_, ix_.ev(cause_ev), ix_.ev(effect_ev),
+                            [&](const DeviceRef& ref, const std::string& d) {
+                              if (!ref.binding.empty()) return topo_.id(d);
+                              uint32_t ev =
+                                  ref.side == DeviceRef::Side::effect ? effect_ev : cause_ev;
+                              return ix_.topo_id(ix_.rec(ev).device);
+                            });
 }
 
 const std::string* Reasoner::resolve_id(const DeviceRef& ref, uint32_t cause_ev, uint32_t effect_ev,
@@ -331,7 +313,7 @@ int64_t Reasoner::healed_at(uint32_t ev) {
   const Rec& r = ix_.rec(ev);
   const Signature* s = ki_.signature(r.name);
   if (s && !s->cleared_by.empty() && r.has_wall()) {
-    int64_t limit = r.hi + static_cast<int64_t>(s->clear_within_s * 1e6);
+    int64_t limit = rules::heal_window_end(*s, r);
     for (auto& name : s->cleared_by) {
       uint32_t cn = in_.find(name);
       if (cn == kNone) continue;
@@ -377,15 +359,12 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
       truncated_ = true;
       return false;
     }
-    int w = window(ix_.rec(c), er, r);
-    if (w == 0) return true;
-    // A healed cause explains only what happened up to the heal.
-    if (int64_t h = healed_at(c); h != kNoWall && er.has_wall()) {
-      double sk = ix_.rec(c).clock == er.clock ? 0.0 : r.skew_s + o_.clock_skew_s;
-      if (er.lo > h + static_cast<int64_t>(sk * 1e6)) return true;
-    }
+    rules::WindowFit w = window(ix_.rec(c), er, r);
+    if (w == rules::WindowFit::outside) return true;
+    if (rules::after_heal(healed_at(c), er, ix_.rec(c).clock == er.clock, r, o_.clock_skew_s))
+      return true;
     if (!where_ok(r, c, effect_ev)) return true;
-    accept(c, w == 2);
+    accept(c, w == rules::WindowFit::unknown);
     return ++taken < o_.max_candidates_per_rule;
   };
 
