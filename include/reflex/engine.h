@@ -24,7 +24,7 @@
 
 #include "reflex/diagnosis.h"
 #include "reflex/event.h"
-#include "reflex/ingest.h"
+#include "reflex/ingest_stats.h"
 #include "reflex/kb.h"
 #include "reflex/topology.h"
 
@@ -125,6 +125,11 @@ std::vector<std::string> input_notes(const IngestStats& stats, bool no_root);
 
 // Checks that the engine can run this KB (rule names resolve, requires engine).
 bool validate_kb_for_engine(const KnowledgeBase& kb, std::string* error);
+// The knowledge base at `path` (.rfx sources, file or directory, or a built
+// artifact), checked with validate_kb_for_engine; nullptr + *error otherwise.
+// Defined in libreflex.so, which links the compiler in.
+std::shared_ptr<const KnowledgeBase> load_kb_for_engine(const std::string& path,
+                                                        std::string* error);
 
 // One line of `reflex events` output (spec §7) back into an Event; the KB
 // supplies what the line leaves out (device kind, transport). False + *error

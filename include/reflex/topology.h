@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "reflex/kb.h"
-#include "reflex/values.h"  // normalize_bdf
 
 namespace reflex {
 

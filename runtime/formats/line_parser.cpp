@@ -11,6 +11,7 @@
 #include "civil_time.h"
 #include "line_parser_impl.h"
 #include "reflex/log_format.h"
+#include "reflex/values.h"
 
 namespace reflex {
 

@@ -1,7 +1,7 @@
 // The persistent store: one SQLite file in WAL mode. Durability: every group
 // commit is one transaction with synchronous=FULL, so a committed group
 // survives a process kill and a power loss; an interrupted one rolls back on
-// reopen. Group commit and storms: include/reflex/store.h.
+// reopen. Group commit and storms: reflex/store.h.
 #include <sqlite3.h>
 #include <unistd.h>
 

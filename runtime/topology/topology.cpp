@@ -15,6 +15,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "reflex/values.h"
+
 namespace reflex {
 
 std::string TopologyError::str() const {
