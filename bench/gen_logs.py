@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate a large, realistic multi-host incident bundle for ingest benchmarks.
 
-Layout (spec §3): OUT/topology.json and OUT/hosts/<host>/{kern.log,train.log}.
+Layout (interfaces.md §3): OUT/topology.json and OUT/hosts/<host>/{kern.log,train.log}.
 Deterministic for a given --seed. Writes about --mb megabytes in total.
 
 The mix, and why (about 1% of all lines are matched by the shipped kb/):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-command ingest throughput (spec §7: figures are for the command as a
+# Whole-command ingest throughput (interfaces.md §7: figures are for the command as a
 # user runs it). Generates a realistic multi-host bundle (default 1 GB) under
 # /tmp, then times, in one run and pinned to one core:
 #   wc -l | LC_ALL=C grep -E -c -f PATTERNS | rg -c -j1 -f PATTERNS |

@@ -1,4 +1,4 @@
-// Device-id grammar of spec §2, driven by the kind table.
+// Device-id grammar of interfaces.md §2, driven by the kind table.
 #include "reflex/device_id.h"
 
 #include <algorithm>

@@ -56,7 +56,7 @@ Cluster build_cluster(const SimOptions& o, uint64_t seed) {
   c.storage.push_back({"nfs-01", "nfs", "10.9.0.1", "/ckpt"});
   c.storage.push_back({"nfs-02", "nfs", "10.9.0.2", "/data"});
 
-  // PCIe layout per host (spec §1 example: root port 16:01.0, switch 17:00.0,
+  // PCIe layout per host (interfaces.md §1 example: root port 16:01.0, switch 17:00.0,
   // GPU 18:00.0, NIC 19:00.0 = ibp25s0).
   static const int k11[] = {0x16, 0x28, 0x38, 0x5a, 0x98, 0xa9, 0xb8, 0xd9};
   static const int k22[] = {0x16, 0x38, 0x98, 0xb8, 0x48, 0xc8, 0x6a, 0xe8};

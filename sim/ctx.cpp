@@ -209,7 +209,7 @@ Us Ctx::propagate(const Prop& p) {
 }
 
 // Training progress on the job's first rank: iteration times (the slowdown
-// symptom of spec §6 lives here).
+// symptom of interfaces.md §6 lives here).
 void Ctx::training(Us t_from, Us t_to, Us slow_at, double factor) {
   if (J.hosts.empty()) return;
   const int h = J.hosts[0];

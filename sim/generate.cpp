@@ -1,5 +1,5 @@
 // Incident assembly and the bundle writer: per-host clocks, formats and their
-// drift (reference/domain.md §7.3), missing logs, and spec §3 file layout.
+// drift (reference/domain.md §7.3), missing logs, and interfaces.md §3 file layout.
 #include <sys/stat.h>
 #include <zlib.h>
 

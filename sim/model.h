@@ -71,7 +71,7 @@ struct Job {
 
 Cluster build_cluster(const SimOptions& o, uint64_t seed);
 Job build_job(const Cluster& c, Rng& r, int compact_mode);
-// topology.json (spec §1) for this cluster and job.
+// topology.json (interfaces.md §1) for this cluster and job.
 std::string topology_json(const Cluster& c, const Job& j);
 
 // ---- emitted lines ----

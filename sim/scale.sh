@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Scale benchmark: one incident on a 12,500-host x 8-GPU cluster (a >= 1 GB
 # bundle at the default noise), then the end-to-end `reflex diagnose` time,
-# ingest throughput and peak RSS as a user runs it (spec §7: whole commands).
+# ingest throughput and peak RSS as a user runs it (interfaces.md §7: whole commands).
 # Not run in CI.
 #
 #   sim/scale.sh [BUILD_DIR] [OUT_DIR]

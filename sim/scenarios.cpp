@@ -1,7 +1,7 @@
 // Scenario templates. Each is one causal chain of reference/domain.md §6 (the
 // chain id is in the table and in truth.json), with stochastic delays around
 // the delays given there and stochastic branches (errored vs hung, 94 vs 95,
-// ...). Labels follow spec §5 (device rules) and §6 (fault classes).
+// ...). Labels follow interfaces.md §5 (device rules) and §6 (fault classes).
 // Message texts are the real formats of domain.md §2-§5 and peers.md; where no
 // public example exists the text is marked "[invented]" beside it.
 #include <algorithm>
@@ -617,7 +617,7 @@ void sc_mce(Ctx& x, Us t0) {
   x.propagate(p);
 }
 
-// C25 (spec §6: OOM killer is host_kernel): host OOM kills a rank.
+// C25 (interfaces.md §6: OOM killer is host_kernel): host OOM kills a rank.
 void sc_host_oom(Ctx& x, Us t0) {
   const int h = job_host(x), g = any_gpu(x);
   const int pid = x.pid(h, g);

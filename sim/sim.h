@@ -1,4 +1,4 @@
-// reflex-sim: synthetic incident bundles (spec §3) with ground truth, built from
+// reflex-sim: synthetic incident bundles (interfaces.md §3) with ground truth, built from
 // the causal chains of reference/domain.md §6 and the generator requirements of
 // §7. The same options and seed write the same bytes.
 #pragma once
@@ -26,7 +26,7 @@ struct SimOptions {
 
 struct ScenarioInfo {
   std::string name;
-  std::string fault_class;  // spec §6 class of the root ("" when not localizable)
+  std::string fault_class;  // interfaces.md §6 class of the root ("" when not localizable)
   std::string device_kind;  // what truth.json names: gpu, nic, pcie, host, ...
   std::string source;       // reference/domain.md chain(s), e.g. "§6 C01"
   double weight;            // share in the default mix (percent)

@@ -1,4 +1,4 @@
-// The result of a diagnosis (spec §5) and its renderings: JSON (the contract),
+// The result of a diagnosis (interfaces.md §5) and its renderings: JSON (the contract),
 // text (for a person) and Graphviz dot. Produced by the engine (reflex/engine.h).
 #pragma once
 
@@ -15,7 +15,7 @@ namespace reflex {
 // One event as the diagnosis cites it.
 struct EventRef {
   std::string event;     // signature or latent name
-  std::string device;    // spec §2 id
+  std::string device;    // interfaces.md §2 id
   EventTime time;        // ts = time.wall; raw dmesg without boot time has only time.mono
   std::string evidence;  // "hosts/node-0017/kern.log:812"; "" for a hypothesised latent
   std::string line;
@@ -36,7 +36,7 @@ struct ChainLink {
 
 struct RootCause {
   std::string device;
-  std::string fault_class;  // standard class (spec §6)
+  std::string fault_class;  // standard class (interfaces.md §6)
   std::string subclass;     // the KB's finer class, "" when the class is standard
   std::string event;
   double score = 0;
@@ -70,7 +70,7 @@ struct Diagnosis {
   int symptoms = 0;  // job-level symptom events in the incident
 };
 
-// JSON per spec §5. `indent` < 0 = one line (JSONL). Invalid UTF-8 in log lines
+// JSON per interfaces.md §5. `indent` < 0 = one line (JSONL). Invalid UTF-8 in log lines
 // is replaced, never thrown.
 std::string diagnosis_to_json(const Diagnosis& d, int indent = 2);
 // Several incidents of one batch (the principal incident first): the first

@@ -24,7 +24,7 @@
 
 #include "reflex/diagnosis.h"
 #include "reflex/event.h"
-#include "reflex/ingest.h"
+#include "reflex/ingest_stats.h"
 #include "reflex/kb.h"
 #include "reflex/topology.h"
 
@@ -82,7 +82,7 @@ class Engine {
                  std::string_view evidence_file = "", uint64_t line_no = 0);
   // An already recognized event (e.g. a line of `reflex events` output).
   void feed_event(Event ev);
-  // Batch: a whole incident bundle (spec §3). False + *error for an unusable bundle.
+  // Batch: a whole incident bundle (interfaces.md §3). False + *error for an unusable bundle.
   bool read_bundle(const std::string& dir, std::string* error);
 
   // Real-time progress for streams that go quiet: incidents opened more than
@@ -125,8 +125,13 @@ std::vector<std::string> input_notes(const IngestStats& stats, bool no_root);
 
 // Checks that the engine can run this KB (rule names resolve, requires engine).
 bool validate_kb_for_engine(const KnowledgeBase& kb, std::string* error);
+// The knowledge base at `path` (.rfx sources, file or directory, or a built
+// artifact), checked with validate_kb_for_engine; nullptr + *error otherwise.
+// Defined in libreflex.so, which links the compiler in.
+std::shared_ptr<const KnowledgeBase> load_kb_for_engine(const std::string& path,
+                                                        std::string* error);
 
-// One line of `reflex events` output (spec §7) back into an Event; the KB
+// One line of `reflex events` output (interfaces.md §7) back into an Event; the KB
 // supplies what the line leaves out (device kind, transport). False + *error
 // on a bad line.
 bool event_from_json(std::string_view json_line, const KnowledgeBase& kb, const Topology& topo,

@@ -18,14 +18,14 @@ namespace reflex {
 struct EventTime {
   std::optional<TimeUs> wall;  // absent for raw dmesg without boot_time
   std::optional<double> mono;  // seconds since boot, when the line carried it
-  // Which clock the time came from: "<host>/kernel" or "<host>/app" (spec §3:
+  // Which clock the time came from: "<host>/kernel" or "<host>/app" (interfaces.md §3:
   // skew tolerance applies between clocks, order is exact within one).
   std::string clock;
 };
 
 struct Event {
   std::string name;         // signature (or latent) name
-  std::string device;       // spec §2 id, e.g. "node-0017/gpu3"; placeholder ids allowed
+  std::string device;       // interfaces.md §2 id, e.g. "node-0017/gpu3"; placeholder ids allowed
   DeviceKind kind = DeviceKind::host;
   std::string host;         // "" for cluster-level devices
   EventTime time;

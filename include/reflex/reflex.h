@@ -4,7 +4,7 @@
  *   if (reflex_engine_open("kb/", "topology.json", NULL, &e) != REFLEX_OK) {
  *     fprintf(stderr, "%s\n", reflex_last_error());
  *   }
- *   reflex_feed_envelope(e, line, strlen(line));   // spec §4 envelopes
+ *   reflex_feed_envelope(e, line, strlen(line));   // interfaces.md §4 envelopes
  *   reflex_flush(e);                               // end of input
  *   char* json;
  *   while (reflex_poll(e, &json) == REFLEX_OK && json) { puts(json); reflex_free(json); }
@@ -14,7 +14,7 @@
  * - Every function returns a reflex_status; no C++ exception ever crosses
  *   this boundary. On failure, reflex_last_error() gives a message for the
  *   calling thread (valid until that thread's next Reflex call).
- * - Strings returned through `char**` are NUL-terminated JSON (spec §5 for
+ * - Strings returned through `char**` are NUL-terminated JSON (interfaces.md §5 for
  *   diagnoses) allocated by Reflex: release them with reflex_free().
  * - Thread safety: one reflex_engine may be used from any number of threads
  *   at once (feeding, ticking, polling, reloading, reading stats); calls are
@@ -80,14 +80,14 @@ REFLEX_API reflex_status reflex_set_callback(reflex_engine* e, reflex_diagnosis_
 /* *json_out = next queued diagnosis (free with reflex_free), or NULL when none. */
 REFLEX_API reflex_status reflex_poll(reflex_engine* e, char** json_out);
 
-/* One envelope (spec §4). Bad lines are counted and skipped (REFLEX_OK). */
+/* One envelope (interfaces.md §4). Bad lines are counted and skipped (REFLEX_OK). */
 REFLEX_API reflex_status reflex_feed_envelope(reflex_engine* e, const char* line, size_t len);
 /* One raw log line of a known host; source: "kernel", "syslog", "journal", "app". */
 REFLEX_API reflex_status reflex_feed_line(reflex_engine* e, const char* host, const char* source,
                                           const char* line, size_t len);
 /* One line of `reflex events` JSONL. */
 REFLEX_API reflex_status reflex_feed_event_json(reflex_engine* e, const char* json, size_t len);
-/* A whole incident bundle (spec §3). */
+/* A whole incident bundle (interfaces.md §3). */
 REFLEX_API reflex_status reflex_read_bundle(reflex_engine* e, const char* dir);
 
 /* Real-time progress for quiet streams (diagnoses incidents whose settle
@@ -95,7 +95,7 @@ REFLEX_API reflex_status reflex_read_bundle(reflex_engine* e, const char* dir);
 REFLEX_API reflex_status reflex_tick(reflex_engine* e);
 /* End of input: diagnose every open incident. */
 REFLEX_API reflex_status reflex_flush(reflex_engine* e);
-/* Batch: every incident in everything fed so far, as one spec §5 document
+/* Batch: every incident in everything fed so far, as one interfaces.md §5 document
  * (with "incidents" when there are several). Free with reflex_free. */
 REFLEX_API reflex_status reflex_diagnose_all(reflex_engine* e, char** json_out);
 

@@ -1,4 +1,4 @@
-// The cluster as the runtime sees it (spec §1) and the device ids of spec §2.
+// The cluster as the runtime sees it (interfaces.md §1) and the device ids of interfaces.md §2.
 // Loading is all-or-nothing: a bad file yields an error naming the file, the
 // JSON path and the problem, and no Topology.
 #pragma once
@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "reflex/kb.h"
-#include "reflex/values.h"  // normalize_bdf
 
 namespace reflex {
 
@@ -24,7 +23,7 @@ struct TopologyError {
 };
 
 struct DeviceInfo {
-  std::string id;  // spec §2 id
+  std::string id;  // interfaces.md §2 id
   DeviceKind kind = DeviceKind::host;
   std::string host;  // owning host ("" for fabric/job/storage)
   std::string bdf;   // normalised, when known

@@ -13,11 +13,17 @@
 #include <string>
 
 #include "reflex/artifact.h"
+#include "reflex/compiler.h"
 #include "reflex/engine.h"
 #include "reflex/topology.h"
-#ifdef REFLEX_CAPI_HAVE_COMPILER
-#include "reflex/compiler.h"
-#endif
+
+// Hidden by default in this library (-fvisibility=hidden); this one is API.
+__attribute__((visibility("default"))) std::shared_ptr<const reflex::KnowledgeBase>
+reflex::load_kb_for_engine(const std::string& path, std::string* error) {
+  std::optional<KnowledgeBase> kb = load_kb(path, error);
+  if (!kb || !validate_kb_for_engine(*kb, error)) return nullptr;
+  return std::make_shared<const KnowledgeBase>(std::move(*kb));
+}
 
 struct reflex_engine {
   std::unique_ptr<reflex::Engine> eng;
@@ -65,15 +71,7 @@ reflex_status guard(F&& f) {
 }
 
 std::shared_ptr<const reflex::KnowledgeBase> load_kb_path(const char* path, std::string* err) {
-  std::optional<reflex::KnowledgeBase> kb;
-#ifdef REFLEX_CAPI_HAVE_COMPILER
-  kb = reflex::load_kb(path, err);
-#else
-  kb = reflex::load_artifact(path, err);
-#endif
-  if (!kb) return nullptr;
-  if (!reflex::validate_kb_for_engine(*kb, err)) return nullptr;
-  return std::make_shared<const reflex::KnowledgeBase>(std::move(*kb));
+  return reflex::load_kb_for_engine(path, err);
 }
 
 std::shared_ptr<const reflex::Topology> load_topo_path(const char* path, std::string* err) {

@@ -13,6 +13,8 @@
 
 #include "index.h"
 #include "reflex/artifact.h"
+#include "reflex/event_json.h"
+#include "reflex/ingest.h"
 
 namespace reflex {
 
@@ -140,6 +142,13 @@ std::vector<Diagnosis> diagnose_events(const KnowledgeBase& kb, const Topology& 
   }
 }
 
+bool event_from_json(std::string_view json_line, const KnowledgeBase& kb, const Topology& topo,
+                     Event* out, std::string* error) {
+  auto e = parse_event_json(json_line, error, &kb, &topo);
+  if (e) *out = std::move(*e);
+  return e.has_value();
+}
+
 struct Engine::Impl {
   mutable std::mutex mu;
   std::shared_ptr<const KnowledgeBase> kb;
@@ -149,9 +158,7 @@ struct Engine::Impl {
   std::unique_ptr<EventIndex> ix;
   std::unique_ptr<KbIndex> ki;
   std::unordered_set<uint32_t> relevant;  // names that appear in some rule
-#ifdef REFLEX_ENGINE_HAVE_INGEST
   std::unique_ptr<Ingestor> ing;
-#endif
   IngestStats ingest_done;  // stats of ingestors replaced by reloads
   DiagnosisCallback cb;
   std::function<void(const Event&)> tap;
@@ -182,14 +189,11 @@ struct Engine::Impl {
   }
 
   void make_ingestor() {
-#ifdef REFLEX_ENGINE_HAVE_INGEST
     ing = std::make_unique<Ingestor>(*kb, *topo, o.ingest);
     ing->set_sink([this](Event&& e) { on_event(std::move(e)); });
-#endif
   }
 
   void finish_ingestor() {
-#ifdef REFLEX_ENGINE_HAVE_INGEST
     if (!ing) return;
     ing->finish();
     add_stats(ingest_done, ing->stats());
@@ -197,7 +201,6 @@ struct Engine::Impl {
     // engine's generation moving forward across the swap (OpenStorms).
     ing->with_open_storms(
         [&](const OpenStorms& os) { storm_generation_base += os.generation() + 1; });
-#endif
   }
   uint64_t storm_generation_base = 0;
 
@@ -441,11 +444,7 @@ std::vector<Diagnosis> Engine::poll() {
 
 void Engine::feed_envelope(std::string_view json_line) {
   impl_->locked([&] {
-#ifdef REFLEX_ENGINE_HAVE_INGEST
     impl_->ing->feed_envelope(json_line);
-#else
-    (void)json_line;
-#endif
     impl_->process(false);
   });
 }
@@ -453,11 +452,7 @@ void Engine::feed_envelope(std::string_view json_line) {
 void Engine::feed_line(const std::string& host, Transport transport, std::string_view line,
                        std::string_view evidence_file, uint64_t line_no) {
   impl_->locked([&] {
-#ifdef REFLEX_ENGINE_HAVE_INGEST
     impl_->ing->feed_line(host, transport, line, evidence_file, line_no);
-#else
-    (void)host, (void)transport, (void)line, (void)evidence_file, (void)line_no;
-#endif
     impl_->process(false);
   });
 }
@@ -472,13 +467,8 @@ void Engine::feed_event(Event ev) {
 bool Engine::read_bundle(const std::string& dir, std::string* error) {
   bool ok = false;
   impl_->locked([&] {
-#ifdef REFLEX_ENGINE_HAVE_INGEST
     ok = impl_->ing->read_bundle(dir, error);
     impl_->ing->finish();
-#else
-    (void)dir;
-    if (error) *error = "this build of the engine has no ingest component";
-#endif
   });
   return ok;
 }
@@ -489,9 +479,7 @@ void Engine::tick() {
 
 void Engine::flush() {
   impl_->locked([&] {
-#ifdef REFLEX_ENGINE_HAVE_INGEST
     impl_->ing->finish();
-#endif
     impl_->process(true);
   });
 }
@@ -543,9 +531,7 @@ std::vector<std::string> input_notes(const IngestStats& st, bool no_root) {
 std::vector<Diagnosis> Engine::diagnose_all() {
   std::vector<Diagnosis> v;
   impl_->locked([&] {
-#ifdef REFLEX_ENGINE_HAVE_INGEST
     impl_->ing->finish();
-#endif
     v = batch(*impl_->kb, *impl_->ki, *impl_->topo, *impl_->ix, impl_->o);
   });
   IngestStats st = stats().ingest;
@@ -591,13 +577,11 @@ class ShiftedStorms final : public OpenStorms {
 
 void Engine::with_open_storms(const std::function<void(const OpenStorms&)>& fn) const {
   std::lock_guard<std::mutex> lk(impl_->mu);
-#ifdef REFLEX_ENGINE_HAVE_INGEST
   if (impl_->ing) {
     impl_->ing->with_open_storms(
         [&](const OpenStorms& os) { fn(ShiftedStorms(&os, impl_->storm_generation_base)); });
     return;
   }
-#endif
   fn(ShiftedStorms(nullptr, impl_->storm_generation_base));
 }
 
@@ -606,9 +590,7 @@ EngineStats Engine::stats() const {
   EngineStats s = impl_->st;
   s.indexed_events = impl_->ix->size();
   s.ingest = impl_->ingest_done;
-#ifdef REFLEX_ENGINE_HAVE_INGEST
   if (impl_->ing) Impl::add_stats(s.ingest, impl_->ing->stats());
-#endif
   return s;
 }
 

@@ -34,16 +34,11 @@ uint64_t key2(uint32_t a, uint32_t b) {
 
 uint32_t EventIndex::add(Event&& ev) {
   Rec r;
+  static_cast<rules::EventSpan&>(r) = rules::span_of(ev);
   r.name = in_->id(ev.name);
   r.device = in_->id(ev.device);
   r.clock = in_->id(ev.time.clock);
   r.src_host = in_->id(logging_host(ev));
-  if (ev.time.wall) {
-    r.lo = ev.first ? std::min(*ev.first, *ev.time.wall) : *ev.time.wall;
-    r.hi = ev.last ? std::max(*ev.last, *ev.time.wall) : *ev.time.wall;
-    if (r.hi < r.lo) r.hi = r.lo;
-  }
-  if (ev.time.mono) r.mono = *ev.time.mono;
   uint32_t idx = static_cast<uint32_t>(events_.size());
   events_.push_back(std::move(ev));
   recs_.push_back(r);

@@ -14,11 +14,12 @@
 #include "reflex/engine.h"
 #include "reflex/event.h"
 #include "reflex/kb.h"
+#include "reflex/rules.h"
 #include "reflex/topology.h"
 
 namespace reflex::engine {
 
-constexpr int64_t kNoWall = std::numeric_limits<int64_t>::min();
+using rules::kNoWall;
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
 // String interning: names, devices, clocks, hosts share one table.
@@ -34,12 +35,9 @@ class Interner {
   std::vector<std::unique_ptr<std::string>> strs_;
 };
 
-// Compact per-event record for the hot loops.
-struct Rec {
+// Compact per-event record for the hot loops: the times rules read, interned names.
+struct Rec : rules::EventSpan {
   uint32_t name = kNone, device = kNone, clock = kNone, src_host = kNone;
-  int64_t lo = kNoWall, hi = kNoWall;  // wall time range (storms: first..last)
-  double mono = -1;                    // < 0: none
-  bool has_wall() const { return lo != kNoWall; }
 };
 
 struct NameList {

@@ -1,4 +1,4 @@
-// Renderings of a Diagnosis: JSON (spec §5), text for a person, Graphviz dot.
+// Renderings of a Diagnosis: JSON (interfaces.md §5), text for a person, Graphviz dot.
 #include <cmath>
 #include <cstdio>
 #include <map>

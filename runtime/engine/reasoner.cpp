@@ -165,7 +165,9 @@ class Reasoner {
   void expand_node(uint32_t n);
   template <class F>
   void candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name, F&& accept);
-  int window(const Rec& c, const Rec& e, const Rule& r) const;
+  rules::WindowFit window(const Rec& c, const Rec& e, const Rule& r) const {
+    return rules::window_fit(c, e, c.clock == e.clock, r, o_.clock_skew_s);
+  }
   // When a `cleared_by` event healed event `ev`: its wall time, else kNoWall.
   int64_t healed_at(uint32_t ev);
   bool skip_healed(uint32_t ev);  // true (with a note) for a healed event
@@ -189,6 +191,36 @@ class Reasoner {
   Diagnosis diagnose(const std::vector<uint32_t>& syms, const std::vector<uint32_t>& roots,
                      const std::vector<uint32_t>& extra_unexplained, bool null_trigger,
                      bool fallback);
+  // ---- ranking: one score per root candidate ----
+  struct Scored {
+    uint32_t node;
+    double score;
+    std::vector<uint32_t> path;  // edge ids, root first
+    int covered;
+    std::string why;
+    std::string discount;  // base-rate note, when the score was discounted
+  };
+  // Per node: best path product from the root (< 0: not reached) and the edge
+  // it came by; reset through `touched` between roots.
+  struct PathSearch {
+    std::vector<double> best;
+    std::vector<uint32_t> pred;
+    std::vector<uint32_t> touched;
+  };
+  std::vector<uint32_t> scoring_order(const std::vector<uint32_t>& roots) const;
+  void best_paths(uint32_t r, PathSearch* ps) const;
+  Scored score_root(uint32_t r, const std::vector<uint32_t>& syms, const PathSearch& ps,
+                    bool fallback, std::unordered_set<uint32_t>* covered_all);
+  std::string score_why(const Scored& sc, size_t symptoms, double pbest, Severity sev, int extra,
+                        bool fallback, int rival_of, uint32_t rival_node) const;
+  // ---- assembly: root causes, evictions, notes ----
+  std::vector<ChainLink> chain_of(const Scored& sc, const EventRef& root,
+                                  bool* order_unknown) const;
+  void choose_evictions(Diagnosis* d, const std::vector<Scored>& scored);
+  void unexplained_notes(Diagnosis* d, const std::vector<uint32_t>& syms,
+                         const std::unordered_set<uint32_t>& covered_all,
+                         const std::vector<uint32_t>& extra_unexplained, bool null_trigger,
+                         bool fallback, bool chain_without_order);
   EventRef ref_of(uint32_t n) const;
   int64_t node_time(uint32_t n) const;
   // Arrival-order independent order of nodes (time, then evidence, ...).
@@ -269,23 +301,6 @@ void Reasoner::add_edge(uint32_t cause, uint32_t effect, const Rule* r, bool unk
   nodes_[effect].in.push_back(e);
 }
 
-// 0 outside the rule's window, 1 inside, 2 unknown (clocks not comparable).
-int Reasoner::window(const Rec& c, const Rec& e, const Rule& r) const {
-  bool same_clock = c.clock == e.clock;
-  double skew = same_clock ? 0.0 : r.skew_s + o_.clock_skew_s;
-  if (c.has_wall() && e.has_wall()) {
-    double dmin = static_cast<double>(e.lo - c.hi) / 1e6;
-    double dmax = static_cast<double>(e.hi - c.lo) / 1e6;
-    double lo = r.min_s - skew, hi = r.max_s + skew;
-    return (dmax >= lo - 1e-7 && dmin <= hi + 1e-7) ? 1 : 0;
-  }
-  if (same_clock && c.mono >= 0 && e.mono >= 0) {
-    double d = e.mono - c.mono;
-    return (d >= r.min_s - 1e-7 && d <= r.max_s + 1e-7) ? 1 : 0;
-  }
-  return 2;
-}
-
 const std::string* Reasoner::resolve(const DeviceRef& ref, const Event* cause,
                                      const std::string* cause_dev, const Event& effect) const {
   if (ref.side == DeviceRef::Side::effect)
@@ -295,17 +310,14 @@ const std::string* Reasoner::resolve(const DeviceRef& ref, const Event* cause,
 }
 
 bool Reasoner::where_ok(const Rule& r, uint32_t cause_ev, uint32_t effect_ev) const {
-  for (auto& c : r.where) {
-    Topology::DeviceId ia, ib;
-    const std::string* a = resolve_id(c.lhs, cause_ev, effect_ev, &ia);
-    const std::string* b = resolve_id(c.rhs, cause_ev, effect_ev, &ib);
-    if (!a || !b) return false;
-    bool ok = ia != Topology::kNoDevice && ib != Topology::kNoDevice
-                  ? topo_.related(c.rel, ia, ib)
-                  : topo_.related(c.rel, *a, *b);  // placeholders relate by name
-    if (!ok) return false;
-  }
-  return true;
+  // An event's own device has its topology id cached in the index.
+  return rules::where_holds(r, topo_, ix_.ev(cause_ev), ix_.ev(effect_ev),
+                            [&](const DeviceRef& ref, const std::string& d) {
+                              if (!ref.binding.empty()) return topo_.id(d);
+                              uint32_t ev =
+                                  ref.side == DeviceRef::Side::effect ? effect_ev : cause_ev;
+                              return ix_.topo_id(ix_.rec(ev).device);
+                            });
 }
 
 const std::string* Reasoner::resolve_id(const DeviceRef& ref, uint32_t cause_ev, uint32_t effect_ev,
@@ -331,7 +343,7 @@ int64_t Reasoner::healed_at(uint32_t ev) {
   const Rec& r = ix_.rec(ev);
   const Signature* s = ki_.signature(r.name);
   if (s && !s->cleared_by.empty() && r.has_wall()) {
-    int64_t limit = r.hi + static_cast<int64_t>(s->clear_within_s * 1e6);
+    int64_t limit = rules::heal_window_end(*s, r);
     for (auto& name : s->cleared_by) {
       uint32_t cn = in_.find(name);
       if (cn == kNone) continue;
@@ -377,15 +389,12 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
       truncated_ = true;
       return false;
     }
-    int w = window(ix_.rec(c), er, r);
-    if (w == 0) return true;
-    // A healed cause explains only what happened up to the heal.
-    if (int64_t h = healed_at(c); h != kNoWall && er.has_wall()) {
-      double sk = ix_.rec(c).clock == er.clock ? 0.0 : r.skew_s + o_.clock_skew_s;
-      if (er.lo > h + static_cast<int64_t>(sk * 1e6)) return true;
-    }
+    rules::WindowFit w = window(ix_.rec(c), er, r);
+    if (w == rules::WindowFit::outside) return true;
+    if (rules::after_heal(healed_at(c), er, ix_.rec(c).clock == er.clock, r, o_.clock_skew_s))
+      return true;
     if (!where_ok(r, c, effect_ev)) return true;
-    accept(c, w == 2);
+    accept(c, w == rules::WindowFit::unknown);
     return ++taken < o_.max_candidates_per_rule;
   };
 
@@ -1064,164 +1073,17 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     if (jk.rfind("job/", 0) == 0) d.job = jk;
   }
 
-  struct Scored {
-    uint32_t node;
-    double score;
-    std::vector<uint32_t> path;  // edge ids, root first
-    int covered;
-    std::string why;
-    std::string discount;  // base-rate note, when the score was discounted
-  };
   std::vector<Scored> scored;
   std::unordered_set<uint32_t> covered_all;
-  size_t total = std::max<size_t>(1, syms.size());
-  int64_t trig_t = syms.empty() ? kNoWall : node_time(syms[0]);
-  // Score the most promising candidates first (the cap below must not drop them).
-  // (keys computed once per root, not per comparison)
-  struct OrderKey {
-    bool loser;
-    Severity sev;
-    double best_out;
-    size_t outs;
-    uint32_t node;
-  };
-  std::vector<OrderKey> okeys;
-  okeys.reserve(roots.size());
-  for (uint32_t n : roots) {
-    double m = 0;
-    for (uint32_t eid : nodes_[n].out) m = std::max(m, edges_[eid].rule->strength);
-    okeys.push_back({sympathetic_to_.count(n) > 0, node_severity(n), m, nodes_[n].out.size(), n});
-  }
-  std::stable_sort(okeys.begin(), okeys.end(), [](const OrderKey& a, const OrderKey& b) {
-    if (a.loser != b.loser) return b.loser;
-    if (a.sev != b.sev) return a.sev > b.sev;
-    if (a.best_out != b.best_out) return a.best_out > b.best_out;
-    return a.outs > b.outs;
-  });
-  std::vector<uint32_t> order;
-  order.reserve(okeys.size());
-  for (auto& k : okeys) order.push_back(k.node);
+  std::vector<uint32_t> order = scoring_order(roots);
   size_t considered = 0;
-  // Per node: best path product from the root (< 0: not reached) and the edge
-  // it came by; reset through `touched` between roots.
-  std::vector<double> best(nodes_.size(), -1.0);
-  std::vector<uint32_t> pred(nodes_.size(), kNone);
-  std::vector<uint32_t> touched;
+  PathSearch ps{
+      std::vector<double>(nodes_.size(), -1.0), std::vector<uint32_t>(nodes_.size(), kNone), {}};
   for (uint32_t r : order) {
     // Each candidate costs a path search; past this many, the rest are noise.
     if (++considered > kMaxScoredRoots) break;
-    for (uint32_t t : touched) {
-      best[t] = -1.0;
-      pred[t] = kNone;
-    }
-    touched.clear();
-    // Max-product paths from r (Dijkstra on -log strength).
-    using QE = std::pair<double, uint32_t>;
-    std::priority_queue<QE> pq;
-    best[r] = 1.0;
-    touched.push_back(r);
-    pq.push({1.0, r});
-    while (!pq.empty()) {
-      auto [p, v] = pq.top();
-      pq.pop();
-      if (p < best[v]) continue;
-      for (uint32_t eid : nodes_[v].out) {
-        const GEdge& e = edges_[eid];
-        if (!edge_valid(e)) continue;
-        double q = p * std::clamp(e.rule->strength, 0.0, 1.0) *
-                   (e.unknown ? o_.order_unknown_penalty : 1.0);
-        if (best[e.effect] < 0 || q > best[e.effect] + 1e-15) {
-          if (best[e.effect] < 0) touched.push_back(e.effect);
-          best[e.effect] = q;
-          pred[e.effect] = eid;
-          pq.push({q, e.effect});
-        }
-      }
-    }
-    int covered = 0;
-    double pbest = 0;
-    uint32_t target = kNone;
-    for (uint32_t s : syms) {
-      if (best[s] < 0) continue;
-      ++covered;
-      covered_all.insert(s);
-      if (best[s] > pbest + 1e-12) {
-        pbest = best[s];
-        target = s;
-      }
-    }
-    // The chain runs to the trigger whenever the root explains it (spec §5).
-    if (!syms.empty() && best[syms[0]] >= 0) target = syms[0];
-    Scored sc;
-    sc.node = r;
-    sc.covered = covered;
-    double P = pbest;
-    if (fallback || target == kNone) {
-      // Not connected by any rule: rank by closeness in time only.
-      double dt = trig_t == kNoWall || node_time(r) == std::numeric_limits<int64_t>::max()
-                      ? 3600.0
-                      : std::fabs(static_cast<double>(trig_t - node_time(r))) / 1e6;
-      P = 0.25 / (1.0 + dt / 600.0);
-    }
-    double cov = static_cast<double>(covered) / static_cast<double>(total);
-    Severity sev = node_severity(r);
-    int extra = independent_evidence(r);
-    uint64_t occ = occurrences(r);
-    double evid =
-        (1.0 - 0.08 / (1.0 + extra)) * (1.0 - 0.05 / (1.0 + std::log2(static_cast<double>(occ))));
-    double s = P * (0.4 + 0.6 * cov) * sev_factor(sev) * evid;
-    const GNode& g = nodes_[r];
-    if (g.hyp >= 0) {
-      s *= o_.latent_penalty;
-      if (hyps_[static_cast<size_t>(g.hyp)].silent_unknown) s *= 0.8;
-    }
-    auto sy = sympathetic_to_.find(r);
-    if (sy != sympathetic_to_.end()) s *= 0.5;
-    // Fewest roots that explain the most: when one latent explains this root
-    // candidate and others like it at once, this one alone accounts for only
-    // its share of them.
-    int rival_of = 0;
-    uint32_t rival_node = kNone;
-    for (uint32_t eid : g.in) {
-      const GEdge& e = edges_[eid];
-      if (!e.rival || !edge_valid(e)) continue;
-      int k = hyps_[static_cast<size_t>(nodes_[e.cause].hyp)].rival_roots;
-      if (k > rival_of) {
-        rival_of = k;
-        rival_node = e.cause;
-      }
-    }
-    if (rival_of >= 2) s /= rival_of;
-    if (g.hyp < 0) s *= base_rate(g.ev, &sc.discount);
-    sc.score = s;
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "explains %d of %zu symptom%s; chain strength %.2f; severity %s; %d other "
-                  "kind%s of fault evidence on the device",
-                  covered, syms.size(), syms.size() == 1 ? "" : "s", pbest, to_string(sev), extra,
-                  extra == 1 ? "" : "s");
-    sc.why = buf;
-    if (fallback) sc.why += "; not connected to the symptom by any rule";
-    if (g.hyp >= 0) sc.why += "; hypothesised (no log line of its own)";
-    if (g.hyp >= 0 && hyps_[static_cast<size_t>(g.hyp)].rival_roots >= 2)
-      sc.why += "; explains " + std::to_string(hyps_[static_cast<size_t>(g.hyp)].rival_roots) +
-                " simultaneous faults on different devices at once";
-    if (rival_node != kNone)
-      sc.why += "; one of " + std::to_string(rival_of) + " simultaneous faults that " +
-                ref_of(rival_node).event + " on " + ref_of(rival_node).device + " explains at once";
-    if (!sc.discount.empty()) sc.why += "; " + sc.discount;
-    if (sy != sympathetic_to_.end())
-      sc.why += "; mutually explained with " + ref_of(sy->second).device +
-                ", which has more independent evidence or came first";
-    if (target != kNone) {
-      for (uint32_t v = target; v != r;) {
-        uint32_t eid = pred[v];
-        sc.path.push_back(eid);
-        v = edges_[eid].cause;
-      }
-      std::reverse(sc.path.begin(), sc.path.end());
-    }
-    scored.push_back(std::move(sc));
+    best_paths(r, &ps);
+    scored.push_back(score_root(r, syms, ps, fallback, &covered_all));
   }
   std::sort(scored.begin(), scored.end(), [&](const Scored& a, const Scored& b) {
     if (std::fabs(a.score - b.score) > 1e-9) return a.score > b.score;
@@ -1293,27 +1155,209 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     rc.remediation = remediation;
     rc.explains = sc.covered;
     rc.why = sc.why;
-    ChainLink first;
-    first.ev = root;
-    rc.chain.push_back(first);
-    for (uint32_t eid : sc.path) {
-      const GEdge& e = edges_[eid];
-      ChainLink l;
-      l.ev = ref_of(e.effect);
-      l.rule = e.rule->loc.str();
-      l.rule_name = e.rule->name;
-      l.relation = relation_text(*e.rule);
-      l.strength = e.rule->strength;
-      l.order_unknown = e.unknown;
-      order_unknown |= e.unknown;
-      rc.chain.push_back(std::move(l));
-    }
+    rc.chain = chain_of(sc, root, &order_unknown);
     for (auto& l : rc.chain)
       if (!l.ev.time.wall && !l.ev.latent) nowall_in_chain = true;
     d.root_causes.push_back(std::move(rc));
   }
   assess_confidence(&d, fallback);
 
+  choose_evictions(&d, scored);
+
+  unexplained_notes(&d, syms, covered_all, extra_unexplained, null_trigger, fallback,
+                    order_unknown || nowall_in_chain);
+
+  if (d.trigger)
+    d.incident = incident_id(*d.trigger);
+  else if (!d.root_causes.empty())
+    d.incident = incident_id(d.root_causes[0].chain[0].ev);
+  else
+    d.incident = "inc-none";
+  d.notes = notes_;
+  return d;
+}
+
+// Score the most promising candidates first (the cap in diagnose must not
+// drop them); keys computed once per root, not per comparison.
+std::vector<uint32_t> Reasoner::scoring_order(const std::vector<uint32_t>& roots) const {
+  struct OrderKey {
+    bool loser;
+    Severity sev;
+    double best_out;
+    size_t outs;
+    uint32_t node;
+  };
+  std::vector<OrderKey> okeys;
+  okeys.reserve(roots.size());
+  for (uint32_t n : roots) {
+    double m = 0;
+    for (uint32_t eid : nodes_[n].out) m = std::max(m, edges_[eid].rule->strength);
+    okeys.push_back({sympathetic_to_.count(n) > 0, node_severity(n), m, nodes_[n].out.size(), n});
+  }
+  std::stable_sort(okeys.begin(), okeys.end(), [](const OrderKey& a, const OrderKey& b) {
+    if (a.loser != b.loser) return b.loser;
+    if (a.sev != b.sev) return a.sev > b.sev;
+    if (a.best_out != b.best_out) return a.best_out > b.best_out;
+    return a.outs > b.outs;
+  });
+  std::vector<uint32_t> order;
+  order.reserve(okeys.size());
+  for (auto& k : okeys) order.push_back(k.node);
+  return order;
+}
+
+// Max-product paths from r (Dijkstra on -log strength).
+void Reasoner::best_paths(uint32_t r, PathSearch* ps) const {
+  for (uint32_t t : ps->touched) {
+    ps->best[t] = -1.0;
+    ps->pred[t] = kNone;
+  }
+  ps->touched.clear();
+  using QE = std::pair<double, uint32_t>;
+  std::priority_queue<QE> pq;
+  ps->best[r] = 1.0;
+  ps->touched.push_back(r);
+  pq.push({1.0, r});
+  while (!pq.empty()) {
+    auto [p, v] = pq.top();
+    pq.pop();
+    if (p < ps->best[v]) continue;
+    for (uint32_t eid : nodes_[v].out) {
+      const GEdge& e = edges_[eid];
+      if (!edge_valid(e)) continue;
+      double q =
+          p * std::clamp(e.rule->strength, 0.0, 1.0) * (e.unknown ? o_.order_unknown_penalty : 1.0);
+      if (ps->best[e.effect] < 0 || q > ps->best[e.effect] + 1e-15) {
+        if (ps->best[e.effect] < 0) ps->touched.push_back(e.effect);
+        ps->best[e.effect] = q;
+        ps->pred[e.effect] = eid;
+        pq.push({q, e.effect});
+      }
+    }
+  }
+}
+
+Reasoner::Scored Reasoner::score_root(uint32_t r, const std::vector<uint32_t>& syms,
+                                      const PathSearch& ps, bool fallback,
+                                      std::unordered_set<uint32_t>* covered_all) {
+  size_t total = std::max<size_t>(1, syms.size());
+  int64_t trig_t = syms.empty() ? kNoWall : node_time(syms[0]);
+  int covered = 0;
+  double pbest = 0;
+  uint32_t target = kNone;
+  for (uint32_t s : syms) {
+    if (ps.best[s] < 0) continue;
+    ++covered;
+    covered_all->insert(s);
+    if (ps.best[s] > pbest + 1e-12) {
+      pbest = ps.best[s];
+      target = s;
+    }
+  }
+  // The chain runs to the trigger whenever the root explains it (interfaces.md §5).
+  if (!syms.empty() && ps.best[syms[0]] >= 0) target = syms[0];
+  Scored sc;
+  sc.node = r;
+  sc.covered = covered;
+  double P = pbest;
+  if (fallback || target == kNone) {
+    // Not connected by any rule: rank by closeness in time only.
+    double dt = trig_t == kNoWall || node_time(r) == std::numeric_limits<int64_t>::max()
+                    ? 3600.0
+                    : std::fabs(static_cast<double>(trig_t - node_time(r))) / 1e6;
+    P = 0.25 / (1.0 + dt / 600.0);
+  }
+  double cov = static_cast<double>(covered) / static_cast<double>(total);
+  Severity sev = node_severity(r);
+  int extra = independent_evidence(r);
+  uint64_t occ = occurrences(r);
+  double evid =
+      (1.0 - 0.08 / (1.0 + extra)) * (1.0 - 0.05 / (1.0 + std::log2(static_cast<double>(occ))));
+  double s = P * (0.4 + 0.6 * cov) * sev_factor(sev) * evid;
+  const GNode& g = nodes_[r];
+  if (g.hyp >= 0) {
+    s *= o_.latent_penalty;
+    if (hyps_[static_cast<size_t>(g.hyp)].silent_unknown) s *= 0.8;
+  }
+  auto sy = sympathetic_to_.find(r);
+  if (sy != sympathetic_to_.end()) s *= 0.5;
+  // Fewest roots that explain the most: when one latent explains this root
+  // candidate and others like it at once, this one alone accounts for only
+  // its share of them.
+  int rival_of = 0;
+  uint32_t rival_node = kNone;
+  for (uint32_t eid : g.in) {
+    const GEdge& e = edges_[eid];
+    if (!e.rival || !edge_valid(e)) continue;
+    int k = hyps_[static_cast<size_t>(nodes_[e.cause].hyp)].rival_roots;
+    if (k > rival_of) {
+      rival_of = k;
+      rival_node = e.cause;
+    }
+  }
+  if (rival_of >= 2) s /= rival_of;
+  if (g.hyp < 0) s *= base_rate(g.ev, &sc.discount);
+  sc.score = s;
+  sc.why = score_why(sc, syms.size(), pbest, sev, extra, fallback, rival_of, rival_node);
+  if (target != kNone) {
+    for (uint32_t v = target; v != r;) {
+      uint32_t eid = ps.pred[v];
+      sc.path.push_back(eid);
+      v = edges_[eid].cause;
+    }
+    std::reverse(sc.path.begin(), sc.path.end());
+  }
+  return sc;
+}
+
+std::string Reasoner::score_why(const Scored& sc, size_t symptoms, double pbest, Severity sev,
+                                int extra, bool fallback, int rival_of, uint32_t rival_node) const {
+  const GNode& g = nodes_[sc.node];
+  auto sy = sympathetic_to_.find(sc.node);
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "explains %d of %zu symptom%s; chain strength %.2f; severity %s; %d other "
+                "kind%s of fault evidence on the device",
+                sc.covered, symptoms, symptoms == 1 ? "" : "s", pbest, to_string(sev), extra,
+                extra == 1 ? "" : "s");
+  std::string why = buf;
+  if (fallback) why += "; not connected to the symptom by any rule";
+  if (g.hyp >= 0) why += "; hypothesised (no log line of its own)";
+  if (g.hyp >= 0 && hyps_[static_cast<size_t>(g.hyp)].rival_roots >= 2)
+    why += "; explains " + std::to_string(hyps_[static_cast<size_t>(g.hyp)].rival_roots) +
+           " simultaneous faults on different devices at once";
+  if (rival_node != kNone)
+    why += "; one of " + std::to_string(rival_of) + " simultaneous faults that " +
+           ref_of(rival_node).event + " on " + ref_of(rival_node).device + " explains at once";
+  if (!sc.discount.empty()) why += "; " + sc.discount;
+  if (sy != sympathetic_to_.end())
+    why += "; mutually explained with " + ref_of(sy->second).device +
+           ", which has more independent evidence or came first";
+  return why;
+}
+
+std::vector<ChainLink> Reasoner::chain_of(const Scored& sc, const EventRef& root,
+                                          bool* order_unknown) const {
+  std::vector<ChainLink> chain;
+  ChainLink first;
+  first.ev = root;
+  chain.push_back(first);
+  for (uint32_t eid : sc.path) {
+    const GEdge& e = edges_[eid];
+    ChainLink l;
+    l.ev = ref_of(e.effect);
+    l.rule = e.rule->loc.str();
+    l.rule_name = e.rule->name;
+    l.relation = relation_text(*e.rule);
+    l.strength = e.rule->strength;
+    l.order_unknown = e.unknown;
+    *order_unknown |= e.unknown;
+    chain.push_back(std::move(l));
+  }
+  return chain;
+}
+
+void Reasoner::choose_evictions(Diagnosis* d, const std::vector<Scored>& scored) {
   // Only devices at fault are evicted (docs/language.md §5, `nature`): an
   // application, software or environment root (user code, configuration,
   // storage) gets an action, not a drain; a minor finding (a remap pending)
@@ -1321,32 +1365,37 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
   auto non_hardware = [](const std::string& n) {
     return n == "application" || n == "software" || n == "environment";
   };
-  const bool evict = !d.root_causes.empty() && !non_hardware(d.root_causes[0].nature) &&
-                     d.root_causes[0].severity >= Severity::major;
-  if (!d.root_causes.empty() && !evict)
+  const bool evict = !d->root_causes.empty() && !non_hardware(d->root_causes[0].nature) &&
+                     d->root_causes[0].severity >= Severity::major;
+  if (!d->root_causes.empty() && !evict)
     note("no eviction: the root cause is " +
-         (non_hardware(d.root_causes[0].nature)
-              ? d.root_causes[0].nature
-              : d.root_causes[0].nature + " of " + to_string(d.root_causes[0].severity) +
+         (non_hardware(d->root_causes[0].nature)
+              ? d->root_causes[0].nature
+              : d->root_causes[0].nature + " of " + to_string(d->root_causes[0].severity) +
                     " severity") +
-         " (" + d.root_causes[0].fault_class + "); follow its action instead of draining devices");
+         " (" + d->root_causes[0].fault_class + "); follow its action instead of draining devices");
   if (evict) {
-    d.eviction_set.push_back(d.root_causes[0].device);
+    d->eviction_set.push_back(d->root_causes[0].device);
     uint32_t top = scored[0].node;
     for (auto& [loser, winner] : sympathetic_to_)
       if (winner == top) {
         std::string dev = ref_of(loser).device;
-        if (std::find(d.eviction_set.begin(), d.eviction_set.end(), dev) == d.eviction_set.end())
-          d.eviction_set.push_back(dev);
+        if (std::find(d->eviction_set.begin(), d->eviction_set.end(), dev) == d->eviction_set.end())
+          d->eviction_set.push_back(dev);
       }
   }
+}
 
+void Reasoner::unexplained_notes(Diagnosis* d, const std::vector<uint32_t>& syms,
+                                 const std::unordered_set<uint32_t>& covered_all,
+                                 const std::vector<uint32_t>& extra_unexplained, bool null_trigger,
+                                 bool fallback, bool chain_without_order) {
   // Unexplained symptoms.
   size_t listed = 0, unexplained = 0;
   auto add_unexplained = [&](uint32_t s) {
     ++unexplained;
     if (listed < o_.max_unexplained) {
-      d.unexplained.push_back(ref_of(s));
+      d->unexplained.push_back(ref_of(s));
       ++listed;
     }
   };
@@ -1359,20 +1408,20 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     note(std::to_string(unexplained - listed) + " more unexplained symptom(s) not listed");
 
   if (null_trigger) {
-    if (d.root_causes.empty())
+    if (d->root_causes.empty())
       note("no job-level symptom and no fault evidence in the input");
     else
       note(
           "no job-level symptom in the input: the fault evidence alone was diagnosed (trigger "
           "null)");
-  } else if (d.root_causes.empty()) {
+  } else if (d->root_causes.empty()) {
     note("no fault evidence explains the symptom");
   }
-  if (fallback && !d.root_causes.empty())
+  if (fallback && !d->root_causes.empty())
     note(
         "no causal rule connects the fault evidence to the symptom; listing fault evidence "
         "near the incident instead");
-  if (order_unknown || nowall_in_chain)
+  if (chain_without_order)
     note(
         "some events have no wall-clock time (raw dmesg without boot_time): they are ordered "
         "only within their own clock; links across clocks were allowed with a lower score");
@@ -1380,15 +1429,6 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     note(
         "the search was bounded (max_nodes / candidates per rule): some candidate causes "
         "were not considered");
-
-  if (d.trigger)
-    d.incident = incident_id(*d.trigger);
-  else if (!d.root_causes.empty())
-    d.incident = incident_id(d.root_causes[0].chain[0].ev);
-  else
-    d.incident = "inc-none";
-  d.notes = notes_;
-  return d;
 }
 
 std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {

@@ -1,4 +1,4 @@
-// Incident bundle walker (spec §3): hosts/<host>/<file>, gzip and rotated
+// Incident bundle walker (interfaces.md §3): hosts/<host>/<file>, gzip and rotated
 // files, boot_time and timezone, and the year for year-less formats taken from
 // the bundle's own dated lines (never from the machine's clock).
 #include <zlib.h>
@@ -21,6 +21,7 @@
 #include "civil_time.h"
 #include "line_parser_impl.h"
 #include "reflex/log_format.h"
+#include "reflex/values.h"
 
 namespace reflex {
 

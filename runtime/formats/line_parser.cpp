@@ -1,4 +1,4 @@
-// Per-line format detection (spec §3-4): timestamps, host fields, transports
+// Per-line format detection (interfaces.md §3-4): timestamps, host fields, transports
 // and prefixes. What a message means is the knowledge base's business; this
 // file only knows how collectors frame lines. See the README, "Log formats, bundles and the
 // topology file".
@@ -11,6 +11,7 @@
 #include "civil_time.h"
 #include "line_parser_impl.h"
 #include "reflex/log_format.h"
+#include "reflex/values.h"
 
 namespace reflex {
 

@@ -20,7 +20,7 @@ struct Located {
 };
 
 // `loc` == nullptr: the signature has no locator for the event's own device.
-// Placeholders: "<host>/gpu@<bdf>" (spec §1), "<host>/pcie/<bdf>" (a port is
+// Placeholders: "<host>/gpu@<bdf>" (interfaces.md §1), "<host>/pcie/<bdf>" (a port is
 // named by its BDF anyway), "<host>/<kind>@<key>" otherwise, "<host>/<kind>@unknown"
 // when the line names nothing.
 Located locate_device(const Topology& topo, const Signature& sig, DeviceKind kind,

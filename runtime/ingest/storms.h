@@ -2,7 +2,7 @@
 // `dedup` of docs/language.md §5, in that order. State is kept per
 // (signature, device[, dedup key]) only, so memory is bounded by the number of
 // distinct keys, never by the number of lines (an 800,000-line Xid 95 storm on
-// one GPU is one entry). Semantics are documented in include/reflex/ingest.h.
+// one GPU is one entry). Semantics are documented in reflex/ingest.h.
 #pragma once
 
 #include <cstdint>

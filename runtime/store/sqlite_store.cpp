@@ -1,7 +1,7 @@
 // The persistent store: one SQLite file in WAL mode. Durability: every group
 // commit is one transaction with synchronous=FULL, so a committed group
 // survives a process kill and a power loss; an interrupted one rolls back on
-// reopen. Group commit and storms: include/reflex/store.h.
+// reopen. Group commit and storms: reflex/store.h.
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -10,6 +10,8 @@
 #include <random>
 
 #include "reflex/store.h"
+
+#include "reflex/event_json.h"
 
 namespace reflex {
 
@@ -44,7 +46,7 @@ CREATE TABLE IF NOT EXISTS events(
   key_ts INTEGER NOT NULL,     -- wall us, else mono us, else 0 (EventIndex::key_time)
   wall INTEGER,                -- NULL for raw dmesg without boot_time
   seq INTEGER NOT NULL,
-  json TEXT NOT NULL           -- event_to_store_json
+  json TEXT NOT NULL           -- event_to_record_json (reflex/event_json.h)
 );
 CREATE INDEX IF NOT EXISTS events_by_time ON events(key_ts);
 CREATE INDEX IF NOT EXISTS events_by_name ON events(name, key_ts);
@@ -235,7 +237,7 @@ std::unique_ptr<SqliteStore> SqliteStore::open(const std::string& path, std::str
 bool SqliteStore::append(const Event& ev, std::string* error) {
   Impl& m = *impl_;
   if (!m.begin(error)) return false;
-  std::string js = event_to_store_json(ev);
+  std::string js = event_to_record_json(ev);
   sqlite3_reset(m.insert);
   bind_event(m.insert, 1, ev, js);
   if (sqlite3_step(m.insert) != SQLITE_DONE) {
@@ -286,7 +288,7 @@ bool SqliteStore::commit(std::string* error, const OpenStorms* storms) {
     bool ok = true;
     storms->for_each([&](const Event& ev) {
       if (!ok) return;
-      std::string js = event_to_store_json(ev);
+      std::string js = event_to_record_json(ev);
       sqlite3_reset(m.insert_storm);
       sqlite3_bind_int64(m.insert_storm, 1, m.writer);
       bind_event(m.insert_storm, 2, ev, js);
@@ -375,7 +377,7 @@ bool replay_query(sqlite3* db, const char* sql, TimeUs from, TimeUs to, bool bin
     const char* txt = reinterpret_cast<const char*>(sqlite3_column_text(st.s, 0));
     int len = sqlite3_column_bytes(st.s, 0);
     std::string why;
-    auto ev = event_from_store_json(std::string_view(txt ? txt : "", static_cast<size_t>(len)), &why);
+    auto ev = parse_event_json(std::string_view(txt ? txt : "", static_cast<size_t>(len)), &why);
     if (!ev) {
       if (error) *error = "corrupt event row: " + why;
       return false;

@@ -1,6 +1,8 @@
-// The topology file (spec §1) into the indexes of topology_data.h: JSON
+// The topology file (interfaces.md §1) into the indexes of topology_data.h: JSON
 // streamed host by host, every reference checked, the first error aborts.
 #include "loader.h"
+
+#include "reflex/values.h"
 
 #include <deque>
 #include <nlohmann/json.hpp>

@@ -16,6 +16,7 @@
 #include "topology_data.h"
 
 #include "reflex/device_id.h"
+#include "reflex/values.h"
 #include "reflex/vocabulary.h"
 
 namespace reflex {

@@ -29,7 +29,7 @@ TEST_P(BdfTest, Normalises) {
 
 INSTANTIATE_TEST_SUITE_P(
     Core, BdfTest,
-    ::testing::Values(BdfCase{"PCI:0000:18:00", "0000:18:00.0"},  // Xid line form (spec §1)
+    ::testing::Values(BdfCase{"PCI:0000:18:00", "0000:18:00.0"},  // Xid line form (interfaces.md §1)
                       BdfCase{"0000:B3:00.0", "0000:b3:00.0"}, BdfCase{"18:00.0", "0000:18:00.0"},
                       BdfCase{"0009:01:00", "0009:01:00.0"},
                       BdfCase{"00000000:86:00.0", "0000:86:00.0"},  // Fabric Manager

@@ -1,4 +1,4 @@
-// Bundle walker (spec §3): sorted hosts and files, gzip + rotated files oldest
+// Bundle walker (interfaces.md §3): sorted hosts and files, gzip + rotated files oldest
 // first, boot_time and timezone, the year from the bundle's own dated lines.
 #include <gtest/gtest.h>
 #include <unistd.h>

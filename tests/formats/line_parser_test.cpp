@@ -1,4 +1,4 @@
-// Per-line format detection (spec §3). One row per format, with real lines from
+// Per-line format detection (interfaces.md §3). One row per format, with real lines from
 // /work/shared/reference/peers.md ("Real raw lines from peer fixtures") and
 // domain.md (sections cited per row). Framing around a real message that the
 // references do not show verbatim is marked "invented framing".
@@ -382,7 +382,7 @@ std::vector<Row> rows() {
         "bus id 00000000:86:00.0 physical id 3 port 61";
     v.push_back(r);
   }
-  {  // ipmitool sel elist (spec §3 form; invented values)
+  {  // ipmitool sel elist (interfaces.md §3 form; invented values)
     Row r = row("ipmitool_sel",
                 "   1 | 03/05/2024 | 10:11:12 | Power Supply #0x51 | Failure detected | Asserted");
     r.wall = "2024-03-05T10:11:12.000000Z";
@@ -404,7 +404,7 @@ std::vector<Row> rows() {
     r.msg = "index=0; name=NVIDIA H100 80GB HBM3; pci.bus_id=00000000:18:00.0; temperature.gpu=87";
     v.push_back(r);
   }
-  {  // sysfs counter dump with epoch seconds (spec §3 form; domain.md §4.2 counter)
+  {  // sysfs counter dump with epoch seconds (interfaces.md §3 form; domain.md §4.2 counter)
     Row r = row("sysfs_epoch",
                 "1709633472 /sys/class/infiniband/mlx5_3/ports/1/counters/link_downed:1");
     r.wall = "2024-03-05T10:11:12.000000Z";
@@ -762,7 +762,7 @@ TEST(FormatSequences, CentralSyslogOnUnknownDirectoryKeepsUnknownHosts) {
   EXPECT_GE(f.stats.unknown_hosts, 1u);
 }
 
-// ---- envelopes (spec §4) ----
+// ---- envelopes (interfaces.md §4) ----
 
 TEST(Envelope, FieldsAliasesAndDefaults) {
   FormatStats stats;

@@ -1,7 +1,7 @@
 // libFuzzer entry point over the runtime's input side, the part that reads
 // what the outside world writes: the first byte picks the mode, the rest is
 //   0: a topology file (Topology::load_text),
-//   1: JSON envelopes, one a line (spec §4),
+//   1: JSON envelopes, one a line (interfaces.md §4),
 //   2: raw log lines of any format, spread over the topology's hosts and over
 //      the kernel/app transports,
 // and modes 1-2 end with a batch diagnosis of what was recognized, rendered as

@@ -1,4 +1,4 @@
-# `reflex events` end to end on tests/ingest/data/bundle-tiny (spec §7).
+# `reflex events` end to end on tests/ingest/data/bundle-tiny (interfaces.md §7).
 # Run by ctest: cmake -DREFLEX=<binary> -DDATA=<dir> -P events_e2e.cmake
 cmake_minimum_required(VERSION 3.25)
 

@@ -30,12 +30,19 @@ ALLOWED = {
 # Directories checked (tests, bench and examples may reach anything).
 CHECKED_DIRS = ["grammar", "model", "compiler", "runtime", "sim", "tools", "include"]
 # Where `#include "reflex/x.h"`-style names are looked up after the includer's
-# own directory (the include paths the targets export).
-SEARCH_DIRS = ["model/include", "include", "."]
+# own directory: the include paths the targets export (each component's own
+# include/ directory, found in the tree, then the public include/).
+def search_dirs(root):
+    dirs = ["model/include", "compiler/include"]
+    rt = os.path.join(root, "runtime")
+    if os.path.isdir(rt):
+        dirs += sorted("runtime/%s/include" % d for d in os.listdir(rt)
+                       if os.path.isdir(os.path.join(rt, d, "include")))
+    return dirs + ["include", "."]
 # Headers ANTLR generates from grammar/ into the build tree.
 GRAMMAR_GENERATED = re.compile(r"^Reflex(Lexer|Parser|Listener|Visitor|BaseListener|BaseVisitor)\.h$")
 # The embedding API's compiler entry point; every other public header is the runtime's.
-COMPILER_PUBLIC = {"include/reflex/compiler.h"}
+COMPILER_PUBLIC = {"include/reflex/compiler.h"}  # before it moved to compiler/include
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE = re.compile(r"\.(h|hpp|cpp|cc|c)$")
@@ -56,7 +63,7 @@ def layer_of(rel):
 
 def resolve(root, includer_rel, name):
     here = os.path.dirname(includer_rel)
-    for d in [here] + SEARCH_DIRS:
+    for d in [here] + search_dirs(root):
         cand = os.path.normpath(os.path.join(d, name))
         if os.path.isfile(os.path.join(root, cand)):
             return cand.replace(os.sep, "/")
@@ -89,6 +96,11 @@ def check(root, out=sys.stdout):
                             dst = layer_of(target)
                         elif GRAMMAR_GENERATED.match(os.path.basename(name)):
                             dst, target = "grammar", name
+                        elif name.startswith("reflex/"):
+                            print(f"{rel}:{lineno}: cannot resolve {name} (not in any include/ of the tree)",
+                                  file=out)
+                            errors += 1
+                            continue
                         else:
                             continue  # a system or generated header outside the layers
                         if dst is None or dst == src or dst in ALLOWED[src]:

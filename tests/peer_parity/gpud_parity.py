@@ -143,7 +143,7 @@ def host_of(case):
 
 def write_bundle(cases, root, feed):
     """One host per case. feed 'as-captured' writes the lines verbatim (the
-    test); 'envelope' wraps each line in a spec §4 envelope with the transport
+    test); 'envelope' wraps each line in a interfaces.md §4 envelope with the transport
     its file implies, which takes line-format detection out of the measure."""
     hosts = []
     for c in cases:
@@ -197,7 +197,7 @@ def main(argv):
     ap.add_argument("--expected", default=os.path.join(HERE, "expected_differences.tsv"))
     ap.add_argument("--feed", choices=["as-captured", "envelope"], default="as-captured",
                     help="as-captured (the test): lines written verbatim; envelope (diagnosis): "
-                         "each line sent as a spec §4 envelope, so misses that remain are the KB's")
+                         "each line sent as a interfaces.md §4 envelope, so misses that remain are the KB's")
     ap.add_argument("--keep", metavar="DIR", help="write the bundle to DIR (must not exist) and keep it")
     ap.add_argument("--quiet", action="store_true", help="do not list the misses one by one")
     args = ap.parse_args(argv)

@@ -1,4 +1,4 @@
-// reflex-sim: determinism, structure of every bundle (spec §1-§3), scenario and
+// reflex-sim: determinism, structure of every bundle (interfaces.md §1-§3), scenario and
 // fault-class coverage of a 200-incident suite.
 #include <gtest/gtest.h>
 
@@ -52,7 +52,7 @@ SimOptions opts(uint64_t seed, int count, int hosts, const fs::path& out) {
   return o;
 }
 
-// Every spec §2 id the topology defines.
+// Every interfaces.md §2 id the topology defines.
 std::set<std::string> topology_ids(const json& t) {
   std::set<std::string> ids;
   for (const auto& h : t["hosts"]) {
@@ -250,7 +250,7 @@ TEST(SimCoverage, SuiteOf200CoversEveryScenarioAndFaultClass) {
   ASSERT_EQ(plan.size(), 200u) << err;
   std::set<std::string> seen(plan.begin(), plan.end());
   for (const auto& s : reflex::sim::scenarios()) EXPECT_TRUE(seen.count(s.name)) << s.name;
-  // The 13 standard classes of spec §6, each labelled by at least one scenario in the plan.
+  // The 13 standard classes of interfaces.md §6, each labelled by at least one scenario in the plan.
   const std::set<std::string> classes = {"gpu_hw", "gpu_memory", "gpu_fallen_off_bus", "nvlink",
                                          "nvswitch", "pcie", "nic", "ib_fabric", "nccl_software",
                                          "host_kernel", "thermal_power", "user_code", "storage"};

@@ -5,7 +5,7 @@ was lost and the file is readable.
 
 Each run starts `reflex watch --db FILE --commit-interval 1s`, waits until it
 is reading (a probe envelope reaches the database), feeds kernel Xid
-envelopes (spec §4) at a steady rate, sometimes goes quiet for a while (the
+envelopes (interfaces.md §4) at a steady rate, sometimes goes quiet for a while (the
 idle path that used to commit nothing), and SIGKILLs it at a random moment.
 Then, with python's sqlite3 (the sqlite3 CLI may not be installed):
   - PRAGMA integrity_check is "ok" and every row's JSON parses;

@@ -1,5 +1,5 @@
-// reflex-sim: writes K synthetic incident bundles (spec §3) with truth.json.
-// Same seed and options -> same bytes (spec §7).
+// reflex-sim: writes K synthetic incident bundles (interfaces.md §3) with truth.json.
+// Same seed and options -> same bytes (interfaces.md §7).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   if (!reflex::sim::generate(o, &err, progress)) {
     if (tty) std::fputc('\n', stderr);
     std::fprintf(stderr, "reflex-sim: %s\n", err.c_str());
-    // Bad options are usage errors; I/O failures too (spec §7 lists 0 and 2).
+    // Bad options are usage errors; I/O failures too (interfaces.md §7 lists 0 and 2).
     return 2;
   }
   if (tty) std::fputc('\n', stderr);

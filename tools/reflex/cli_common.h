@@ -10,7 +10,7 @@
 namespace reflex::cli {
 
 // Parses argv; returns the exit code when the command must stop now (0 after
-// --help, 2 on a usage error — spec §7; CLI11's own 105/106 never escape).
+// --help, 2 on a usage error — interfaces.md §7; CLI11's own 105/106 never escape).
 inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv, const char* name) {
   try {
     app.parse(argc, argv);

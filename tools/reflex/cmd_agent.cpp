@@ -672,7 +672,7 @@ int run_agent(int argc, char** argv) {
   app.add_option("--follow", follows,
                  "a log file (followed across rename and truncation) or a directory (every "
                  "file in it, new ones too; *.gz skipped); repeatable");
-  app.add_flag("--stdin", use_stdin, "also read event envelopes (spec §4) on stdin");
+  app.add_flag("--stdin", use_stdin, "also read event envelopes (interfaces.md §4) on stdin");
   app.add_flag("--journal", use_journal,
                "also read the journal (journalctl -f -o json), continuing after the saved cursor");
   app.add_option("--journal-command", journal_cmd,

@@ -1,6 +1,6 @@
 // `reflex diagnose --kb KB [--topology FILE] [--format json|text|dot]
 //                  [--events FILE|-] [--settle DUR] [--skew DUR] [--host H] INPUT...`
-// Batch diagnosis of an incident bundle (spec §3, §5, §7) — a directory, a tar
+// Batch diagnosis of an incident bundle (interfaces.md §3, §5, §7) — a directory, a tar
 // archive of one, or plain log files and `-` (stdin) as SREs have them — or of
 // the JSONL that `reflex events` printed (so matching can run beside each
 // host's log shipper and only events travel). Exit 0 even with no root cause;

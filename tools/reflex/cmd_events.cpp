@@ -1,6 +1,6 @@
 // `reflex events --kb KB [--topology FILE] [--stats] [--strict-transport]
 //  [--db FILE [--commit-interval DUR]] BUNDLE`
-// (spec §7): what Reflex recognized in an incident bundle, one JSON object a
+// (interfaces.md §7): what Reflex recognized in an incident bundle, one JSON object a
 // line, sorted by time (stable by ingest order). --db stores the events as
 // they are recognized (ingest order), group-committed like `watch`'s. Also the hidden helper
 // `--export-patterns re2|ere` that prints every signature's first-line
@@ -12,13 +12,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "cli_common.h"
-#include "inputs.h"
 #include "commands.h"
+#include "inputs.h"
 #include "reflex/compiler.h"
+#include "reflex/event_json.h"
 #include "reflex/ingest.h"
 #include "reflex/store.h"
 #include "reflex/topology.h"
@@ -31,7 +31,9 @@ namespace {
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
-void note(const std::string& msg) { std::fprintf(stderr, "reflex events: %s\n", msg.c_str()); }
+void note(const std::string& msg) {
+  std::fprintf(stderr, "reflex events: %s\n", msg.c_str());
+}
 
 // Wall-timed events first (by wall time), then events known only by seconds
 // since boot (by that), ties in ingest order.
@@ -45,10 +47,6 @@ bool event_before(const Event& a, const Event& b) {
   }
   return a.seq < b.seq;
 }
-
-struct ClassInfo {
-  std::string standard, subclass;
-};
 
 ojson stats_json(const IngestStats& s) {
   ojson j;
@@ -132,8 +130,7 @@ int run_events(int argc, char** argv) {
     PatternDialect d = export_fmt == "ere"       ? PatternDialect::posix_ere
                        : export_fmt == "unnamed" ? PatternDialect::unnamed
                                                  : PatternDialect::re2;
-    for (const std::string& p : export_patterns(*kb, d))
-      std::printf("%s\n", p.c_str());
+    for (const std::string& p : export_patterns(*kb, d)) std::printf("%s\n", p.c_str());
     return 0;
   }
   InputSet in_set;
@@ -170,16 +167,6 @@ int run_events(int argc, char** argv) {
     }
   }
 
-  std::unordered_map<std::string, ClassInfo> classes;
-  for (const Signature& s : kb->signatures) {
-    if (s.fault_class.empty()) continue;
-    ClassInfo ci;
-    ci.standard = kb->standard_class(s.fault_class);
-    if (ci.standard.empty()) ci.standard = s.fault_class;
-    if (ci.standard != s.fault_class) ci.subclass = s.fault_class;
-    classes.emplace(s.name, std::move(ci));
-  }
-
   IngestOptions opts;
   opts.strict_transport = strict;
   Ingestor ing(*kb, *topo, opts);
@@ -214,35 +201,14 @@ int run_events(int argc, char** argv) {
 
   std::string out;
   out.reserve(1 << 16);
+  const EventLineWriter writer(&*kb);
   for (const Event& ev : events) {
-    ojson j;
-    j["event"] = ev.name;
-    auto ci = classes.find(ev.name);
-    j["fault_class"] = ci == classes.end() ? ojson(nullptr) : ojson(ci->second.standard);
-    if (ci != classes.end() && !ci->second.subclass.empty()) j["subclass"] = ci->second.subclass;
-    j["device"] = ev.device;
-    j["host"] = ev.host.empty() ? ojson(nullptr) : ojson(ev.host);
-    j["ts"] = ev.time.wall ? ojson(format_time_us(*ev.time.wall)) : ojson(nullptr);
-    if (!ev.time.wall && ev.time.mono) j["mono"] = *ev.time.mono;
-    ojson fields = ojson::object();
-    for (auto& [k, v] : ev.fields) fields[k] = v;
-    j["fields"] = std::move(fields);
-    j["evidence"] = in_set.is_files() ? in_set.map_evidence(ev.evidence) : ev.evidence;
-    j["line"] = ev.line;
-    j["transport"] = transport_name(ev.transport);
-    if (!ev.time.clock.empty()) j["clock"] = ev.time.clock;  // which clock ts came from (skew)
-    if (!ev.bindings.empty()) {
-      ojson b = ojson::object();
-      for (auto& [k, v] : ev.bindings) b[k] = v;
-      j["bindings"] = std::move(b);
+    if (in_set.is_files()) {
+      const std::string evidence = in_set.map_evidence(ev.evidence);
+      out += writer.line(ev, &evidence);
+    } else {
+      out += writer.line(ev);
     }
-    if (ev.count > 1) {
-      j["count"] = ev.count;
-      j["first"] = ev.first ? ojson(format_time_us(*ev.first)) : ojson(nullptr);
-      j["last"] = ev.last ? ojson(format_time_us(*ev.last)) : ojson(nullptr);
-    }
-    if (ev.placeholder_device) j["placeholder"] = true;
-    out += j.dump(-1, ' ', false, ojson::error_handler_t::replace);
     out += '\n';
     if (out.size() > (1 << 16)) {
       std::fwrite(out.data(), 1, out.size(), stdout);

@@ -1,6 +1,6 @@
 // `reflex watch --kb KB --topology FILE [--db FILE [--commit-interval DUR]]
 //  [--settle DUR] [--skew DUR]`
-// Streaming (spec §4, §7): event envelopes on stdin, one diagnosis per line
+// Streaming (interfaces.md §4, §7): event envelopes on stdin, one diagnosis per line
 // (JSONL) on stdout for every incident revision. EOF and SIGTERM alike:
 // diagnose every open incident, print, exit 0. SIGHUP reloads the topology and
 // the knowledge base; a failed reload keeps the old ones and says why.

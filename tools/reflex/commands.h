@@ -1,5 +1,5 @@
 // Subcommands of `reflex`. Each lives in its own cmd_*.cpp and parses its own
-// options; every one returns the process exit code (spec §7: 2 = usage / bad input).
+// options; every one returns the process exit code (interfaces.md §7: 2 = usage / bad input).
 #pragma once
 
 namespace reflex::cli {

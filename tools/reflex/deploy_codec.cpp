@@ -1,16 +1,16 @@
 #include "deploy_codec.h"
 
 #include "reflex/artifact.h"
-#include "reflex/store.h"
+#include "reflex/event_json.h"
 
 namespace reflex::cli {
 
 std::string encode_event(const Event& ev) {
-  return event_to_store_json(ev);
+  return event_to_record_json(ev);
 }
 
 std::optional<Event> decode_event(std::string_view payload, std::string* err) {
-  return event_from_store_json(payload, err);
+  return parse_event_json(payload, err);
 }
 
 std::string event_id(const Event& ev, std::string_view source) {

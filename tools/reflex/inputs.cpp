@@ -99,7 +99,7 @@ void add_input_options(CLI::App& app, std::string* host, std::vector<std::string
                  "host of the lines of plain files / stdin that carry no host field "
                  "(default: the file's name)");
   app.add_option("input", *inputs,
-                 "an incident bundle directory (spec §3), a .tar.gz of one, or log files "
+                 "an incident bundle directory (interfaces.md §3), a .tar.gz of one, or log files "
                  "(- = standard input)");
 }
 
@@ -234,7 +234,7 @@ bool InputSet::unpack(const std::string& archive, std::string* error) {
       bundle_ = it->path().string();
       return true;
     }
-  *error = archive + ": no incident bundle inside (a directory with hosts/, spec §3)";
+  *error = archive + ": no incident bundle inside (a directory with hosts/, interfaces.md §3)";
   return false;
 }
 

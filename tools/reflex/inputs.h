@@ -1,5 +1,5 @@
 // What `reflex diagnose` / `reflex events` take: an incident bundle directory
-// (spec §3), a bundle packed as a tar archive (.tar, .tar.gz, .tgz, ...), or
+// (interfaces.md §3), a bundle packed as a tar archive (.tar, .tar.gz, .tgz, ...), or
 // one or more plain log files and `-` (stdin) as SREs have them. Files and
 // archives are laid out as a bundle in a temporary directory that is removed
 // when the InputSet goes away; evidence paths are mapped back to what the user

@@ -1,4 +1,4 @@
-// `reflexc`: check, build and graph Reflex knowledge bases (spec §7).
+// `reflexc`: check, build and graph Reflex knowledge bases (interfaces.md §7).
 // Exit codes: 0 clean (warnings allowed), 1 errors, 2 usage or I/O.
 #include <unistd.h>
 

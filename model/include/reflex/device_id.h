@@ -1,4 +1,4 @@
-// Device ids (spec §2) read without a topology. The shapes:
+// Device ids (interfaces.md §2) read without a topology. The shapes:
 //   <host>                      host
 //   <host>/gpu<N>               gpu            <host>/pcie/<bdf>   pcie_port
 //   <host>/nvsw<...>            nvswitch       <host>/<name>       nic (mlx5_0, eth0)

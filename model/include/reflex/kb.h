@@ -11,7 +11,7 @@
 
 namespace reflex {
 
-// Built-in device kinds; they mirror the topology file (spec §1-2).
+// Built-in device kinds; they mirror the topology file (interfaces.md §1-2).
 enum class DeviceKind : uint8_t {
   host,
   gpu,

@@ -1,0 +1,61 @@
+// What ingest is told (IngestOptions) and what it counted (IngestStats): part
+// of the engine's options and statistics (reflex/engine.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace reflex {
+
+struct IngestOptions {
+  bool strict_transport = false;    // refuse syslog text tagged "kernel:" as kernel
+  size_t max_line_bytes = 1 << 20;  // longer lines are truncated and counted
+  double default_dedup_s = 0;       // dedup window for signatures without one
+  // Files of text formats are scanned a chunk at a time and only lines that
+  // can match are parsed (README, "Ingest"). false = parse every line (tests,
+  // exact per-line format counters).
+  bool chunk_mode = true;
+};
+
+// A line that looked like fault evidence but matched no signature.
+struct UnrecognizedLine {
+  std::string suspect;   // the KB's `suspect` signature that flagged it
+  std::string evidence;  // "hosts/node-1/kern.log:12"
+  std::string line;      // raw, cut at 300 bytes
+};
+
+struct IngestStats {
+  uint64_t lines = 0, bytes = 0;
+  uint64_t matched_lines = 0, events = 0;
+  uint64_t skipped_invalid_json = 0, skipped_no_msg = 0;
+  uint64_t invalid_utf8 = 0, nul_bytes = 0, truncated_long_lines = 0;
+  uint64_t unknown_hosts = 0, placeholder_devices = 0;
+  uint64_t no_timestamp = 0, implausible_time = 0;
+  uint64_t folded_by_dedup = 0, below_aggregate = 0;
+  // Lines a fail-slow baseline judged normal or that arrived before the
+  // baseline had enough history; multi-line messages whose continuation never
+  // came; RE2 refusing a Hyperscan candidate; lines that a signature's pattern
+  // matched but its typing/`when` refused.
+  uint64_t below_baseline = 0, incomplete_multiline = 0;
+  uint64_t prefilter_rejects = 0, rejected_by_when = 0;
+  uint64_t transport_mismatch = 0;  // pattern matched, but not through the signature's `from`
+  // Lines refused for transport only (no signature took them), per file: a
+  // kernel message that arrived as an app line, say.
+  std::map<std::string, uint64_t> transport_refused_by_file;
+  // What Reflex did not understand: lines a `suspect` flagged that matched no
+  // signature, per suspect, and the first few of them.
+  uint64_t unrecognized_lines = 0;
+  std::map<std::string, uint64_t> unrecognized_by_suspect;
+  std::vector<UnrecognizedLine> unrecognized_samples;
+  uint64_t skipped_files = 0;  // unreadable/binary files under hosts/ (formats)
+  // The pattern database came precompiled with the artifact (no compile at start).
+  bool precompiled_patterns = false;
+  std::map<std::string, uint64_t> per_signature_hits;
+  std::vector<std::string>
+      notes;  // said once each ("raw dmesg on node-3 without boot_time: ordered within host only")
+};
+
+}  // namespace reflex

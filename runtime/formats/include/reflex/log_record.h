@@ -1,0 +1,31 @@
+// One log line after its *format* is parsed (timestamp, host, transport,
+// message) and before its *meaning* is matched against the knowledge base.
+// Format parsing knows nothing about Xids or NCCL; see docs/language.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "reflex/event.h"
+
+namespace reflex {
+
+struct LogRecord {
+  std::string host;             // resolved host name, or the raw name when unknown
+  bool host_known = true;       // false: not in the topology (kept, flagged)
+  EventTime time;               // wall and/or mono, and the clock it came from
+  bool time_inherited = false;  // the line had no time; it took the previous line's
+  // The time is before 2000, more than a year past the bundle's year, or the
+  // year was unknown; kept as parsed, counted in stats.
+  bool time_implausible = false;
+  Transport transport = kTransportApp;
+  std::string_view msg;   // the message after the format's prefix (valid until the next line)
+  std::string_view raw;   // the whole raw line
+  std::string_view file;  // bundle-relative path, e.g. "hosts/node-0017/kern.log"
+  uint64_t line_no = 0;   // 1-based line number in that (decompressed) file
+  int rank_hint = -1;     // "[rank3]:" / "[3]" prefixes of NCCL/PyTorch lines, -1 if none
+};
+
+}  // namespace reflex

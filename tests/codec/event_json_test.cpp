@@ -1,0 +1,144 @@
+// The event codec: what is written is read back field for field, odd values
+// included (empty strings, unicode, the largest counts, no times at all).
+#include "reflex/event_json.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "reflex/topology.h"
+
+namespace reflex {
+namespace {
+
+void expect_same(const Event& a, const Event& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.device, b.device);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.host, b.host);
+  EXPECT_EQ(a.time.wall, b.time.wall);
+  EXPECT_EQ(a.time.mono, b.time.mono);
+  EXPECT_EQ(a.time.clock, b.time.clock);
+  EXPECT_EQ(a.fields, b.fields);
+  EXPECT_EQ(a.bindings, b.bindings);
+  EXPECT_EQ(a.evidence, b.evidence);
+  EXPECT_EQ(a.line, b.line);
+  EXPECT_EQ(a.transport, b.transport);
+  EXPECT_EQ(a.count, b.count);
+  EXPECT_EQ(a.first, b.first);
+  EXPECT_EQ(a.last, b.last);
+  EXPECT_EQ(a.placeholder_device, b.placeholder_device);
+  EXPECT_EQ(a.seq, b.seq);
+}
+
+Event full() {
+  Event e;
+  e.name = "gpu_lost";
+  e.device = "node-0017/gpu3";
+  e.kind = DeviceKind::gpu;
+  e.host = "node-0017";
+  e.time.wall = 1772707262408271;
+  e.time.mono = 9662.301144;
+  e.time.clock = "node-0017/kernel";
+  // In key order: the line writes fields as an object, read back sorted.
+  e.fields = {{"bdf", "0000:5c:00.0"}, {"empty", ""}, {"xid", "79"}};
+  e.bindings = {{"peer", "node-0017/mlx5_1"}};
+  e.evidence = "hosts/node-0017/kern.log:812";
+  e.line = "NVRM: Xid (PCI:0000:5c:00): 79, pid=1\ncontinued";
+  e.transport = kTransportKernel;
+  e.count = 3;
+  e.first = 1772707262000000;
+  e.last = 1772707263000000;
+  e.placeholder_device = true;
+  e.seq = 42;
+  return e;
+}
+
+Event odd() {
+  Event e;
+  e.name = "ünïcødé_event";
+  e.device = "node-β/gpu0";
+  e.line = "temp 85°C — throttled \"quoted\" \\ back\tslash \x01 ctl";
+  e.fields = {{"", ""}, {"msg", "日本語"}};
+  e.count = std::numeric_limits<uint64_t>::max();
+  e.seq = std::numeric_limits<uint64_t>::max();
+  e.time.wall = std::numeric_limits<int64_t>::min() / 2;  // before the epoch
+  return e;
+}
+
+TEST(EventRecord, RoundTripsEveryMember) {
+  for (const Event& e : {full(), odd(), Event{"n", "d"}}) {
+    std::string err;
+    auto back = parse_event_json(event_to_record_json(e), &err);
+    ASSERT_TRUE(back) << err;
+    expect_same(e, *back);
+  }
+}
+
+TEST(EventRecord, RecordIsStableWhenWrittenAgain) {
+  Event e = full();
+  std::string once = event_to_record_json(e);
+  EXPECT_EQ(event_to_record_json(*parse_event_json(once, nullptr)), once);
+}
+
+TEST(EventLine, RoundTripsWhatTheLineCarries) {
+  // The line leaves out what its reader takes from the KB (kind), the ingest
+  // order and mono beside a wall time: those come back from the context.
+  Event e = full();
+  auto topo = Topology::empty();
+  KnowledgeBase kb;
+  std::string line = EventLineWriter(&kb).line(e);
+  std::string err;
+  auto back = parse_event_json(line, &err, &kb, topo.get());
+  ASSERT_TRUE(back) << err;
+  e.kind = back->kind;
+  e.time.mono.reset();
+  e.seq = 0;
+  expect_same(e, *back);
+
+  Event o = odd();
+  o.time.wall.reset();
+  o.time.mono = 0.5;
+  back = parse_event_json(EventLineWriter().line(o), &err);
+  ASSERT_TRUE(back) << err;
+  o.seq = 0;
+  o.first = o.last = std::nullopt;
+  expect_same(o, *back);
+}
+
+TEST(EventLine, EvidenceOverride) {
+  Event e = full();
+  std::string ev = "kern.log:1";
+  auto back = parse_event_json(EventLineWriter().line(e, &ev), nullptr);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->evidence, ev);
+}
+
+TEST(EventJson, RefusesWhatIsNotAnEvent) {
+  std::string err;
+  EXPECT_FALSE(parse_event_json("{not json", &err));
+  EXPECT_EQ(err, "not a JSON object");
+  EXPECT_FALSE(parse_event_json("[1,2]", &err));
+  EXPECT_FALSE(parse_event_json(R"({"device":"x"})", &err));
+  EXPECT_EQ(err, "missing \"event\"");
+  EXPECT_FALSE(parse_event_json(R"({"event":"a"})", &err));
+  EXPECT_EQ(err, "missing \"device\"");
+  EXPECT_FALSE(parse_event_json(R"({"event":"a","device":"x","ts":"yesterday"})", &err));
+  EXPECT_EQ(err, "bad \"ts\": yesterday");
+}
+
+TEST(EventJson, ScalarFieldsBecomeText) {
+  auto e = parse_event_json(
+      R"({"event":"a","device":"x","fields":{"xid":79,"ok":true,"none":null},"count":-3})",
+      nullptr);
+  ASSERT_TRUE(e);
+  ASSERT_NE(e->field("xid"), nullptr);
+  EXPECT_EQ(*e->field("xid"), "79");
+  EXPECT_EQ(*e->field("ok"), "true");
+  EXPECT_EQ(*e->field("none"), "");
+  EXPECT_EQ(e->count, 1u);  // a negative count is not a count
+}
+
+}  // namespace
+}  // namespace reflex
