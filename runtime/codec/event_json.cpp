@@ -139,6 +139,13 @@ std::optional<Event> parse_event_json(std::string_view text, std::string* error,
     auto it = j.find(k);
     return it == j.end() ? std::string() : scalar_text(*it);
   };
+  // The identity of an event is text: a number or an array there is a
+  // mistyped (foreign or damaged) line, not an event to guess at.
+  for (const char* k : {"event", "name", "device", "host", "evidence", "line"}) {
+    auto it = j.find(k);
+    if (it != j.end() && !it->is_string() && !it->is_null())
+      return fail(std::string("\"") + k + "\" is not a string");
+  }
   e.name = str("event");
   if (e.name.empty()) e.name = str("name");  // the record
   if (e.name.empty()) return fail("missing \"event\"");

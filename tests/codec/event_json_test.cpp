@@ -126,6 +126,11 @@ TEST(EventJson, RefusesWhatIsNotAnEvent) {
   EXPECT_EQ(err, "missing \"device\"");
   EXPECT_FALSE(parse_event_json(R"({"event":"a","device":"x","ts":"yesterday"})", &err));
   EXPECT_EQ(err, "bad \"ts\": yesterday");
+  // a mistyped identity (the deployment's garbage test: device 7, device [])
+  EXPECT_FALSE(parse_event_json(R"({"name":"a","device":[]})", &err));
+  EXPECT_EQ(err, "\"device\" is not a string");
+  EXPECT_FALSE(parse_event_json(R"({"event":7,"device":"x"})", &err));
+  EXPECT_EQ(err, "\"event\" is not a string");
 }
 
 TEST(EventJson, ScalarFieldsBecomeText) {
