@@ -41,26 +41,12 @@ void pass_latents(Sema& s) {
         case K::class_:
           if (!m->idents.empty()) {
             l.fault_class = m->idents[0].text;
-            s.ref(r.decl->file, l.fault_class);
-            if (!s.classes.count(l.fault_class)) {
-              std::vector<std::string> names;
-              for (const auto& [n, d] : s.classes) names.push_back(n);
-              auto& d = s.diags.report(DiagId::unknown_class, m->idents[0].range,
-                                       "unknown fault class '" + l.fault_class + "'", &r.allows);
-              std::string near = closest(l.fault_class, names);
-              if (!near.empty())
-                DiagEngine::note(d, s.classes.at(near)->name.range, "did you mean '" + near + "'?");
-            }
+            check_class(s, r.decl->file, m->idents[0], &r.allows);
           }
           break;
         case K::severity:
-          if (!m->idents.empty()) {
-            if (auto v = severity_from(m->idents[0].text))
-              l.severity = *v;
-            else
-              bad_word(s, DiagId::invalid_keyword_value, m->idents[0], "severity",
-                       {"info", "warning", "minor", "major", "critical"}, &r.allows);
-          }
+          if (!m->idents.empty())
+            if (auto v = severity_of(s, m->idents[0], &r.allows)) l.severity = *v;
           break;
         case K::nature:
           if (!m->idents.empty()) {

@@ -277,26 +277,12 @@ void pass_signatures(Sema& s) {
         case K::class_:
           if (!m->idents.empty()) {
             sig.fault_class = m->idents[0].text;
-            s.ref(r.decl->file, sig.fault_class);
-            if (!s.classes.count(sig.fault_class)) {
-              std::vector<std::string> names;
-              for (const auto& [n, d] : s.classes) names.push_back(n);
-              auto& d = s.diags.report(DiagId::unknown_class, m->idents[0].range,
-                                       "unknown fault class '" + sig.fault_class + "'", c.allows);
-              std::string near = closest(sig.fault_class, names);
-              if (!near.empty())
-                DiagEngine::note(d, s.classes.at(near)->name.range, "did you mean '" + near + "'?");
-            }
+            check_class(s, r.decl->file, m->idents[0], c.allows);
           }
           break;
         case K::severity:
-          if (!m->idents.empty()) {
-            if (auto v = severity_from(m->idents[0].text))
-              sig.severity = *v;
-            else
-              bad_word(s, DiagId::invalid_keyword_value, m->idents[0], "severity",
-                       {"info", "warning", "minor", "major", "critical"}, c.allows);
-          }
+          if (!m->idents.empty())
+            if (auto v = severity_of(s, m->idents[0], c.allows)) sig.severity = *v;
           break;
         case K::nature:
           if (!m->idents.empty()) {

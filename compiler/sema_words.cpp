@@ -207,6 +207,27 @@ void check_nature(Sema& s, const Ident& w, const std::set<std::string>* allows) 
   bad_word(s, DiagId::invalid_keyword_value, w, "nature", valid, allows);
 }
 
+void check_class(Sema& s, const std::string& file, const Ident& w,
+                 const std::set<std::string>* allows) {
+  s.ref(file, w.text);
+  if (s.classes.count(w.text)) return;
+  std::vector<std::string> names;
+  for (const auto& [n, d] : s.classes) names.push_back(n);
+  auto& d = s.diags.report(DiagId::unknown_class, w.range, "unknown fault class '" + w.text + "'",
+                           allows);
+  std::string near = closest(w.text, names);
+  if (!near.empty())
+    DiagEngine::note(d, s.classes.at(near)->name.range, "did you mean '" + near + "'?");
+}
+
+std::optional<Severity> severity_of(Sema& s, const Ident& w, const std::set<std::string>* allows) {
+  auto v = severity_from(w.text);
+  if (!v)
+    bad_word(s, DiagId::invalid_keyword_value, w, "severity",
+             {"info", "warning", "minor", "major", "critical"}, allows);
+  return v;
+}
+
 std::optional<DeviceKind> kind_of(Sema& s, const Ident& w, const std::set<std::string>* allows) {
   auto k = device_kind_from_string(w.text);
   if (!k) bad_word(s, DiagId::unknown_kind, w, "device kind", kKinds, allows);

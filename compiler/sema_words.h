@@ -23,6 +23,12 @@ extern const std::vector<std::string> kTransports;  // kernel, syslog, journal, 
 void bad_word(Sema& s, DiagId id, const Ident& w, const std::string& what,
               const std::vector<std::string>& valid, const std::set<std::string>* allows);
 void check_nature(Sema& s, const Ident& w, const std::set<std::string>* allows);
+// `class NAME` of a signature or latent: records the reference from `file` and
+// reports an unknown class with did-you-mean.
+void check_class(Sema& s, const std::string& file, const Ident& w,
+                 const std::set<std::string>* allows);
+// `severity WORD`: the level, or nullopt after reporting the word.
+std::optional<Severity> severity_of(Sema& s, const Ident& w, const std::set<std::string>* allows);
 std::optional<DeviceKind> kind_of(Sema& s, const Ident& w, const std::set<std::string>* allows);
 std::optional<Transport> transport_of(Sema& s, const Ident& w, const std::set<std::string>* allows);
 std::optional<double> duration_of(Sema& s, const Value& v);

@@ -258,6 +258,35 @@ class Alertmanager:
                 self.proc.kill()
 
 
+def stream_counts(redis, key):
+    """Events per name in a stream, each event id counted once (a redelivery
+    is the same event): (counts, entries, distinct ids)."""
+    import collections
+    import json
+    entries = redis.stream(key)
+    by_id = collections.OrderedDict()
+    for _, f in entries:
+        by_id.setdefault(f["id"], f["e"])
+    got = collections.Counter()
+    for payload in by_id.values():
+        ev = json.loads(payload)
+        got[ev["name"]] += ev.get("count", 1)
+    return got, len(entries), len(by_id)
+
+
+def events_counts(reflex, kb, topo, bundle):
+    """Events per name that `reflex events` finds in the same lines."""
+    import collections
+    import json
+    r = subprocess.run([reflex, "events", "--kb", kb, "--topology", topo, bundle],
+                       capture_output=True, text=True, timeout=120)
+    want = collections.Counter()
+    for ln in r.stdout.splitlines():
+        ev = json.loads(ln)
+        want[ev["event"]] += ev.get("count", 1)
+    return want
+
+
 def http_get(url, timeout=5, tries=50):
     """GET, retried while the server is still starting (bounded)."""
     for i in range(tries):

@@ -11,7 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Redis, check, spawn, tempdir, wait_for  # noqa
+from harness import Redis, check, events_counts, spawn, stream_counts, tempdir, wait_for  # noqa
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--reflex", required=True)
@@ -87,25 +87,13 @@ with open(path, "w") as g:
 p = agent(once=True)
 check(p.wait(timeout=120) == 0, "agent with --once drains and exits 0 after %d kill -9" % kills)
 
-events = redis.stream("reflex:{job:job-42}:events")
-by_id = collections.OrderedDict()
-for _, fields in events:
-    by_id.setdefault(fields[b"id"] if b"id" in fields else fields["id"], fields["e"])
-dups = len(events) - len(by_id)
-got = collections.Counter()
-for payload in by_id.values():
-    ev = json.loads(payload)
-    got[ev["name"]] += ev.get("count", 1)
+got, n_entries, n_ids = stream_counts(redis, "reflex:{job:job-42}:events")
+dups = n_entries - n_ids
 
 # The same lines as a bundle: kern.log.1 (the rotated file) + kern.log.
-r = subprocess.run([a.reflex, "events", "--kb", a.kb, "--topology", topo,
-                    os.path.join(tmp, "bundle")], capture_output=True, text=True, timeout=120)
-want = collections.Counter()
-for ln in r.stdout.splitlines():
-    ev = json.loads(ln)
-    want[ev["event"]] += ev.get("count", 1)
+want = events_counts(a.reflex, a.kb, topo, os.path.join(tmp, "bundle"))
 print("stream: %d entries, %d distinct ids (%d redelivered); counts %s; reflex events %s" %
-      (len(events), len(by_id), dups, dict(got), dict(want)), flush=True)
+      (n_entries, n_ids, dups, dict(got), dict(want)), flush=True)
 check(sum(want.values()) == written + 2, "reflex events counts every line written")
 check(got == want, "every line counted exactly once across %d kill -9 + restart" % kills)
 
@@ -115,6 +103,6 @@ with open(path, "w") as g:
 p = agent(once=True)
 check(p.wait(timeout=60) == 0, "agent drains after the truncation")
 names = [json.loads(f["e"])["name"] for _, f in redis.stream("reflex:{job:job-42}:events")]
-check(len(names) == len(events) + 1, "the truncated file's new line is one new event")
+check(len(names) == n_entries + 1, "the truncated file's new line is one new event")
 redis.stop()
 print("PASS")

@@ -12,7 +12,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Redis, check, spawn, tempdir, wait_for  # noqa
+from harness import Redis, check, events_counts, spawn, stream_counts, tempdir, wait_for  # noqa
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--reflex", required=True)
@@ -67,19 +67,8 @@ check(cur and cur[0] != "s=fake;i=%x" % (N - 1), "killed mid-journal at cursor %
 p = agent(0, once=True)
 check(p.wait(timeout=120) == 0, "agent --once resumes after the cursor and drains")
 
-got, seen = collections.Counter(), set()
-for _, f in redis.stream(key):
-    if f["id"] in seen:
-        continue
-    seen.add(f["id"])
-    ev = json.loads(f["e"])
-    got[ev["name"]] += ev.get("count", 1)
-r = subprocess.run([a.reflex, "events", "--kb", a.kb, "--topology", topo,
-                    os.path.join(tmp, "bundle")], capture_output=True, text=True, timeout=120)
-want = collections.Counter()
-for ln in r.stdout.splitlines():
-    ev = json.loads(ln)
-    want[ev["event"]] += ev.get("count", 1)
+got, _, _ = stream_counts(redis, key)
+want = events_counts(a.reflex, a.kb, topo, os.path.join(tmp, "bundle"))
 print("stream %s; reflex events %s" % (dict(got), dict(want)), flush=True)
 check(sum(want.values()) == N, "reflex events counts every journal entry")
 check(got == want, "every journal entry counted exactly once across 2 kill -9 + restart")

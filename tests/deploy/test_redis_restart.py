@@ -11,7 +11,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Redis, check, free_port, http_get, metric, spawn, tempdir, wait_for  # noqa
+from harness import (Redis, check, events_counts, free_port, http_get, metric, spawn,  # noqa
+                     stream_counts, tempdir, wait_for)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--reflex", required=True)
@@ -76,20 +77,8 @@ wait_for(lambda: metric(http_get(murl), "reflex_agent_buffer_events") == 0 and
 agent.terminate()
 check(agent.wait(timeout=20) == 0, "agent exits 0 on SIGTERM (open folds sent)")
 
-got = collections.Counter()
-seen = set()
-for _, f in redis.stream(key):
-    if f["id"] in seen:
-        continue
-    seen.add(f["id"])
-    ev = json.loads(f["e"])
-    got[ev["name"]] += ev.get("count", 1)
-r = subprocess.run([a.reflex, "events", "--kb", a.kb, "--topology", topo,
-                    os.path.join(tmp, "bundle")], capture_output=True, text=True, timeout=120)
-want = collections.Counter()
-for ln in r.stdout.splitlines():
-    ev = json.loads(ln)
-    want[ev["event"]] += ev.get("count", 1)
+got, _, _ = stream_counts(redis, key)
+want = events_counts(a.reflex, a.kb, topo, os.path.join(tmp, "bundle"))
 print("stream %s, reflex events %s" % (dict(got), dict(want)), flush=True)
 check(got == want and sum(got.values()) == written,
       "nothing lost over a Redis restart and %.0fs of Redis down (%d lines)" % (a.down, written))
