@@ -24,4 +24,14 @@ inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv, co
   return std::nullopt;
 }
 
+// The options several commands share, worded once.
+inline void add_kb_option(CLI::App& app, std::string* kb_path) {
+  app.add_option("--kb", *kb_path, "knowledge base: .rfx sources (file/dir) or a built artifact")
+      ->required();
+}
+inline void add_strict_transport_flag(CLI::App& app, bool* strict) {
+  app.add_flag("--strict-transport", *strict,
+               "syslog text tagged 'kernel:' does not count as a kernel line");
+}
+
 }  // namespace reflex::cli

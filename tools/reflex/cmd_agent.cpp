@@ -665,8 +665,7 @@ int run_agent(int argc, char** argv) {
   int year = 0;
   size_t buffer_max = 100000, maxlen = 1000000, batch = 500;
   DaemonOptions dopts;
-  app.add_option("--kb", kb_path, "knowledge base: .rfx sources (file/dir) or a built artifact")
-      ->required();
+  add_kb_option(app, &kb_path);
   app.add_option("--topology", topo_path, "topology.json")->required();
   app.add_option("--host", host, "this host's name (default: the system's host name)");
   app.add_option("--follow", follows,
@@ -693,8 +692,7 @@ int run_agent(int argc, char** argv) {
   app.add_option("--poll", poll_s, "how often followed files are checked (default 250ms)");
   app.add_flag("--once", once,
                "exit once every file is read to its end, stdin is at EOF and all is published");
-  app.add_flag("--strict-transport", strict,
-               "syslog text tagged 'kernel:' does not count as a kernel line");
+  add_strict_transport_flag(app, &strict);
   add_daemon_options(app, &dopts);
   if (auto rc = parse_or_exit(app, argc, argv, "reflex agent")) return *rc;
 

@@ -58,8 +58,7 @@ int run_diagnose(int argc, char** argv) {
   std::string kb_path, topo_path, format = "json", events_path, settle, skew, host;
   std::vector<std::string> inputs;
   bool strict = false;
-  app.add_option("--kb", kb_path, "knowledge base: .rfx sources (file/dir) or a built artifact")
-      ->required();
+  add_kb_option(app, &kb_path);
   app.add_option("--topology", topo_path, "topology.json (default: BUNDLE/topology.json)");
   app.add_option("--format", format, "json (default), text or dot")
       ->check(CLI::IsMember({"json", "text", "dot"}));
@@ -67,8 +66,7 @@ int run_diagnose(int argc, char** argv) {
                  "read `reflex events` JSONL from FILE (or - for stdin) instead of a bundle");
   app.add_option("--settle", settle, "late-evidence window after a symptom (default 60s)");
   app.add_option("--skew", skew, "tolerance between two different clocks (default 2s)");
-  app.add_flag("--strict-transport", strict,
-               "syslog text tagged 'kernel:' does not count as a kernel line");
+  add_strict_transport_flag(app, &strict);
   add_input_options(app, &host, &inputs);
   if (auto rc = parse_or_exit(app, argc, argv, "reflex diagnose")) return *rc;
   EngineOptions opts;

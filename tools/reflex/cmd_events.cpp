@@ -91,12 +91,10 @@ int run_events(int argc, char** argv) {
   std::string kb_path, topo_path, export_fmt, db_path, host, commit_interval;
   std::vector<std::string> inputs;
   bool want_stats = false, strict = false;
-  app.add_option("--kb", kb_path, "knowledge base: .rfx sources (file/dir) or a built artifact")
-      ->required();
+  add_kb_option(app, &kb_path);
   app.add_option("--topology", topo_path, "topology.json (default: BUNDLE/topology.json)");
   app.add_flag("--stats", want_stats, "print ingest counters to stderr as JSON");
-  app.add_flag("--strict-transport", strict,
-               "syslog text tagged 'kernel:' does not count as a kernel line");
+  add_strict_transport_flag(app, &strict);
   app.add_option("--db", db_path, "also store the events in this SQLite database");
   app.add_option("--commit-interval", commit_interval,
                  "--db: commit at least this often while events arrive (default 1s)");

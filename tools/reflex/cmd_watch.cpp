@@ -86,16 +86,14 @@ int run_watch(int argc, char** argv) {
   CLI::App app{"Read event envelopes on stdin, print diagnoses as JSONL", "reflex watch"};
   std::string kb_path, topo_path, db_path, settle, skew, commit_interval;
   bool strict = false;
-  app.add_option("--kb", kb_path, "knowledge base: .rfx sources (file/dir) or a built artifact")
-      ->required();
+  add_kb_option(app, &kb_path);
   app.add_option("--topology", topo_path, "topology.json")->required();
   app.add_option("--db", db_path, "store events and diagnoses in this SQLite database");
   app.add_option("--commit-interval", commit_interval,
                  "--db: commit at least this often while input arrives (default 1s)");
   app.add_option("--settle", settle, "late-evidence window after a symptom (default 60s)");
   app.add_option("--skew", skew, "tolerance between two different clocks (default 2s)");
-  app.add_flag("--strict-transport", strict,
-               "syslog text tagged 'kernel:' does not count as a kernel line");
+  add_strict_transport_flag(app, &strict);
   std::string redis_help;  // listed for --help only: --redis is dispatched above
   app.add_option("--redis", redis_help,
                  "diagnose the shards of a Redis Streams deployment instead of stdin "

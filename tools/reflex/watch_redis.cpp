@@ -68,8 +68,7 @@ int run_watch_redis(int argc, char** argv) {
   bool strict = false;
   size_t read_batch = 2000;
   DaemonOptions dopts;
-  app.add_option("--kb", kb_path, "knowledge base: .rfx sources (file/dir) or a built artifact")
-      ->required();
+  add_kb_option(app, &kb_path);
   app.add_option("--topology", topo_path, "topology.json")->required();
   app.add_option("--redis", redis_url, "redis://[user[:password]@]host[:port][/db]")->required();
   app.add_option("--settle", settle, "late-evidence window after a symptom (default 60s)");
@@ -82,8 +81,7 @@ int run_watch_redis(int argc, char** argv) {
   app.add_option("--alert-ttl", alert_ttl,
                  "resolve an incident's alerts after this long without a new answer (default 30m)");
   app.add_option("--read-batch", read_batch, "stream entries per read (default 2000)");
-  app.add_flag("--strict-transport", strict,
-               "syslog text tagged 'kernel:' does not count as a kernel line");
+  add_strict_transport_flag(app, &strict);
   add_daemon_options(app, &dopts);
   if (auto rc = parse_or_exit(app, argc, argv, "reflex watch")) return *rc;
   std::string err;
