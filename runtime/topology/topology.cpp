@@ -173,8 +173,7 @@ std::optional<DeviceInfo> Topology::nvswitch_by_id(const std::string& host,
                                                    std::string_view id) const {
   int32_t h = impl_->host_index(host);
   if (h == kNone || id.empty()) return std::nullopt;
-  std::string want =
-      host + "/" + (id.substr(0, 4) == "nvsw" ? std::string(id) : "nvsw" + std::string(id));
+  std::string want = nvswitch_id(host, id);
   int32_t d = impl_->find(want);
   if (d == kNone || impl_->devs[size_t(d)].kind != DeviceKind::nvswitch) return std::nullopt;
   return impl_->info(d);

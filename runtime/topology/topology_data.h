@@ -427,6 +427,40 @@ struct TopoData {
   }
 };
 
+// Ids of listed devices, built from the device-kind table's id prefixes
+// (reflex/vocabulary.h): "<host>/gpu3", "<host>/pcie/<bdf>", "<host>/mlx5_0".
+inline std::string local_id(std::string_view host, DeviceKind kind, std::string_view key) {
+  std::string id(host);
+  id += '/';
+  id += kind_info(kind).id_prefix;
+  id += key;
+  return id;
+}
+// An NVSwitch as the topology file or a log line names it: "nvsw0" or "0".
+inline std::string nvswitch_id(std::string_view host, std::string_view id) {
+  const std::string_view pre = kind_info(DeviceKind::nvswitch).id_prefix;
+  if (id.substr(0, pre.size()) == pre) id.remove_prefix(pre.size());
+  return local_id(host, DeviceKind::nvswitch, id);
+}
+// "job/<job>/rank<N>".
+inline std::string rank_id(std::string_view job, int rank) {
+  std::string id = cluster_device_id(DeviceKind::job, job);
+  id += '/';
+  id += kind_info(DeviceKind::rank).id_prefix;
+  id += std::to_string(rank);
+  return id;
+}
+// A host name that would read as the first word of a cluster-level id
+// ("fabric", "job", "storage").
+inline bool reserved_host_name(std::string_view name) {
+  for (const DeviceKindInfo& k : kDeviceKinds) {
+    const std::string_view p = k.id_prefix;
+    if (!k.host_local && !p.empty() && p.back() == '/' && name == p.substr(0, p.size() - 1))
+      return true;
+  }
+  return false;
+}
+
 // A host's short name: before the first dot.
 inline std::string short_name(std::string_view s) {
   size_t dot = s.find('.');
@@ -444,6 +478,16 @@ struct Topology::Impl : topo::TopoData {
   // related_devices() for a device in the table (ib != kNone).
   void related_ids(Relation rel, int32_t ib, bool x_is_lhs, DeviceKind kind, size_t limit,
                    std::vector<int32_t>* out) const;
+
+ private:
+  // Candidates for x in `x REL b` (or `b REL x`), a superset of the answer;
+  // related_ids() filters them through rel_known(). By family of relations.
+  void placement_candidates(Relation rel, int32_t ib, bool x_is_lhs, DeviceKind kind,
+                            std::vector<int32_t>* cand) const;
+  void link_candidates(Relation rel, int32_t ib, bool x_is_lhs, DeviceKind kind,
+                       std::vector<int32_t>* cand) const;
+  void job_candidates(Relation rel, int32_t ib, bool x_is_lhs, DeviceKind kind, size_t cap,
+                      std::vector<int32_t>* cand, bool* capped) const;
 };
 
 }  // namespace reflex

@@ -101,25 +101,32 @@ Row row(const char* name, std::string line) {
   return r;
 }
 
-std::vector<Row> rows() {
+// Real message texts several rows frame differently.
+const std::string kXid149 =
+    "NVRM: Xid (PCI:0009:01:00): 149, NETIR_LINK_EVT  Fatal   XC0 i0 Link 01 (0x021425c6 "
+    "0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)";
+const std::string kSegv =
+    "pt_main_thread[2536443]: segfault at 7f797fe00000 ip 00007f7c7ac69996 sp 00007f7c12fd7c30 "
+    "error 4 in libnccl.so.2[7f7c7ac00000+d3d3000]";
+const std::string kAer = "pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: id=0008";
+
+// dmesg: raw, -T, --time-format iso, -x.
+std::vector<Row> dmesg_rows() {
   std::vector<Row> v;
-  const std::string xid149 =
-      "NVRM: Xid (PCI:0009:01:00): 149, NETIR_LINK_EVT  Fatal   XC0 i0 Link 01 (0x021425c6 "
-      "0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)";
   {  // peers.md real lines (gpud): raw dmesg, no boot_time -> mono only
-    Row r = row("dmesg_raw_no_boot_time", "[171167.620236] " + xid149);
+    Row r = row("dmesg_raw_no_boot_time", "[171167.620236] " + kXid149);
     r.mono = 171167.620236;
     r.transport = kTransportKernel;
-    r.msg = xid149;
+    r.msg = kXid149;
     v.push_back(r);
   }
   {  // same line, with hosts/<host>/boot_time
-    Row r = row("dmesg_raw_with_boot_time", "[171167.620236] " + xid149);
+    Row r = row("dmesg_raw_with_boot_time", "[171167.620236] " + kXid149);
     r.boot_time = "2025-01-01T00:00:00Z";
     r.wall = "2025-01-02T23:32:47.620236Z";
     r.mono = 171167.620236;
     r.transport = kTransportKernel;
-    r.msg = xid149;
+    r.msg = kXid149;
     v.push_back(r);
   }
   {  // domain.md §2.1: "[ 130.456250] [ T1946]" thread tag (message from peers.md, Xid 13)
@@ -169,21 +176,18 @@ std::vector<Row> rows() {
         "on the PCIe slot (27W).";
     v.push_back(r);
   }
-  const std::string segv =
-      "pt_main_thread[2536443]: segfault at 7f797fe00000 ip 00007f7c7ac69996 sp 00007f7c12fd7c30 "
-      "error 4 in libnccl.so.2[7f7c7ac00000+d3d3000]";
   {  // peers.md (gpud): dmesg --time-format iso with facility/level (dmesg -x)
-    Row r = row("dmesg_iso_facility", "kern  :warn  : 2025-01-21T04:41:44,285060+00:00 " + segv);
+    Row r = row("dmesg_iso_facility", "kern  :warn  : 2025-01-21T04:41:44,285060+00:00 " + kSegv);
     r.wall = "2025-01-21T04:41:44.285060Z";
     r.transport = kTransportKernel;
-    r.msg = segv;
+    r.msg = kSegv;
     v.push_back(r);
   }
   {  // the same without -x
-    Row r = row("dmesg_iso", "2025-01-21T04:41:44,285060+00:00 " + segv);
+    Row r = row("dmesg_iso", "2025-01-21T04:41:44,285060+00:00 " + kSegv);
     r.wall = "2025-01-21T04:41:44.285060Z";
     r.transport = kTransportKernel;
-    r.msg = segv;
+    r.msg = kSegv;
     v.push_back(r);
   }
   {  // dmesg -x with a non-kernel facility is not kernel
@@ -193,24 +197,29 @@ std::vector<Row> rows() {
     r.msg = "hello";
     v.push_back(r);
   }
-  const std::string aer = "pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: id=0008";
+  return v;
+}
+
+// Syslog: RFC 3164 and RFC 5424.
+std::vector<Row> syslog_rows() {
+  std::vector<Row> v;
   {  // peers.md (linux-pci list): RFC 3164; the host field wins; the year from the bundle
-    Row r = row("rfc3164_kernel", "Dec  1 02:16:37 bd-cpu18 kernel: " + aer);
+    Row r = row("rfc3164_kernel", "Dec  1 02:16:37 bd-cpu18 kernel: " + kAer);
     r.year = 2024;
     r.host = "bd-cpu18";
     r.wall = "2024-12-01T02:16:37.000000Z";
     r.transport = kTransportKernel;
-    r.msg = aer;
+    r.msg = kAer;
     v.push_back(r);
   }
   {  // --strict-transport: "kernel:" in syslog text is forgeable
-    Row r = row("rfc3164_kernel_strict", "Dec  1 02:16:37 bd-cpu18 kernel: " + aer);
+    Row r = row("rfc3164_kernel_strict", "Dec  1 02:16:37 bd-cpu18 kernel: " + kAer);
     r.year = 2024;
     r.strict = true;
     r.host = "bd-cpu18";
     r.wall = "2024-12-01T02:16:37.000000Z";
     r.transport = kTransportSyslog;
-    r.msg = aer;
+    r.msg = kAer;
     v.push_back(r);
   }
   {  // domain.md §2.1 "Feb 01 14:25:31 host kernel:" prefix; host by short name; zone-less
@@ -236,11 +245,11 @@ std::vector<Row> rows() {
     v.push_back(r);
   }
   {  // RFC 3164 without a host field (some senders omit it; invented framing)
-    Row r = row("rfc3164_no_host", "Dec  1 02:16:37 kernel: " + aer);
+    Row r = row("rfc3164_no_host", "Dec  1 02:16:37 kernel: " + kAer);
     r.year = 2024;
     r.wall = "2024-12-01T02:16:37.000000Z";
     r.transport = kTransportKernel;
-    r.msg = aer;
+    r.msg = kAer;
     v.push_back(r);
   }
   {  // syslog bookkeeping line without a tag
@@ -271,6 +280,12 @@ std::vector<Row> rows() {
     r.msg = "step 5 done";
     v.push_back(r);
   }
+  return v;
+}
+
+// journalctl -o json.
+std::vector<Row> journal_rows() {
+  std::vector<Row> v;
   {  // journalctl -o json, kernel transport (peers.md gpud fallen-off line)
     Row r =
         row("journal_json_kernel",
@@ -304,6 +319,12 @@ std::vector<Row> rows() {
     r.msg = "hi\xff";
     v.push_back(r);
   }
+  return v;
+}
+
+// Application logs: NCCL, PyTorch, ISO prefixes, rsyslog files, CRI.
+std::vector<Row> app_rows() {
+  std::vector<Row> v;
   {  // NCCL: the pod name in the prefix never chooses the host; [3] is the rank hint
     // (domain.md §5.2 completion-error format, invented values)
     Row r = row("nccl_prefix",
@@ -371,6 +392,12 @@ std::vector<Row> rows() {
     r.msg = "[Rank 0] Watchdog caught collective operation timeout";
     v.push_back(r);
   }
+  return v;
+}
+
+// The other collected files: fabric manager, SEL, nvidia-smi, sysfs counters, OpenSM.
+std::vector<Row> sidecar_rows() {
+  std::vector<Row> v;
   {  // peers.md (gpud fabric manager)
     Row r =
         row("fabric_manager",
@@ -433,6 +460,13 @@ std::vector<Row> rows() {
         "Producer:2 (Switch) from LID:1 TID:0x0000000c";
     v.push_back(r);
   }
+  return v;
+}
+
+// Continuations, pstore and bracketed captures, journalctl short-precise,
+// near-misses and unknown hosts.
+std::vector<Row> context_rows() {
+  std::vector<Row> v;
   {  // peers.md (NVSentinel) multi-line fallen-off: continuation inherits time and transport
     Row r = row("continuation_inherits",
                 "               NVRM: fallen off the bus and is not responding to commands.");
@@ -461,11 +495,11 @@ std::vector<Row> rows() {
     v.push_back(r);
   }
   {  // journalctl -o short-precise
-    Row r = row("journal_short_precise", "Mar 05 10:11:12.654321 node-0017 kernel: " + aer);
+    Row r = row("journal_short_precise", "Mar 05 10:11:12.654321 node-0017 kernel: " + kAer);
     r.year = 2024;
     r.wall = "2024-03-05T10:11:12.654321Z";
     r.transport = kTransportKernel;
-    r.msg = aer;
+    r.msg = kAer;
     v.push_back(r);
   }
   {  // near-miss (invented): a training log's "[12.5]" is not a dmesg time
@@ -505,6 +539,12 @@ std::vector<Row> rows() {
     v.push_back(r);
   }
   // ---- real captures as SREs paste them (issue 11) ----
+  return v;
+}
+
+// Relative times (dmesg -H, --reltime) and bare kernel tags.
+std::vector<Row> relative_time_rows() {
+  std::vector<Row> v;
   {  // dmesg -H first line of a minute; ovro-lwa/lwa-issues#117 (real line); year from the bundle
     Row r = row("dmesg_H_minute", "[May19 19:57] CMCI storm detected: switching to poll mode");
     r.year = 2022;
@@ -550,6 +590,12 @@ std::vector<Row> rows() {
     r.msg = "NVRM: Xid (PCI:0000:dc:00): 45, pid=1, x";
     v.push_back(r);
   }
+  return v;
+}
+
+// Lines inside other tools' output: alerts, launcher and kubectl prefixes, long uptimes.
+std::vector<Row> quoted_rows() {
+  std::vector<Row> v;
   {  // a syslog kernel line quoted in an alert; huggingface/m4-logs tr-190 chronicles (real line)
     Row r = row("syslog_quoted_in_alert",
                 "Xid errors on instance: node-0017, Error: May 19 07:08:57 node-0017 kernel: "
@@ -594,6 +640,15 @@ std::vector<Row> rows() {
         "bus.";
     v.push_back(r);
   }
+  return v;
+}
+
+// Every family, in this order.
+std::vector<Row> rows() {
+  std::vector<Row> v;
+  for (auto family : {dmesg_rows, syslog_rows, journal_rows, app_rows, sidecar_rows, context_rows,
+                      relative_time_rows, quoted_rows})
+    for (Row& r : family()) v.push_back(std::move(r));
   return v;
 }
 

@@ -653,6 +653,133 @@ struct Agent {
   }
 };
 
+void declare_agent_metrics(Metrics& metrics) {
+  metrics.counter("reflex_agent_lines_read_total", "Log lines read from followed files.");
+  metrics.counter("reflex_agent_bytes_read_total", "Bytes read from followed files.");
+  metrics.counter("reflex_agent_envelopes_read_total", "Envelope lines read on stdin.");
+  metrics.counter("reflex_agent_events_total", "Recognized events, by signature.");
+  metrics.counter("reflex_agent_refused_lines_total", "Lines refused, by reason.");
+  metrics.counter("reflex_agent_published_events_total", "Events the bus accepted.");
+  metrics.counter("reflex_agent_publish_failures_total", "Failed publish attempts.");
+  metrics.counter("reflex_agent_files_opened_total", "Log files opened.");
+  metrics.counter("reflex_agent_truncations_total", "Followed files found truncated.");
+  metrics.counter("reflex_agent_journal_entries_total", "Journal entries read.");
+  metrics.counter("reflex_agent_buffer_full_total", "Times reading paused on a full buffer.");
+  metrics.gauge("reflex_agent_buffer_events", "Events waiting for the bus.");
+  metrics.gauge("reflex_agent_publish_lag_seconds", "Age of the oldest event waiting for the bus.");
+}
+
+// Redis Streams when a URL is given, else events printed on stdout; null
+// (after a message) when the URL is bad.
+std::unique_ptr<bus::EventBus> make_agent_bus(const std::string& redis_url, size_t maxlen) {
+  if (redis_url.empty()) return std::make_unique<StdoutBus>();
+  bus::Options bopts;
+  bopts.maxlen = maxlen;
+  std::string err;
+  auto b = bus::make_redis_bus(redis_url, bopts, &err);
+  if (!b) log(Level::error, "--redis: " + err);
+  return b;
+}
+
+// Envelope lines on (non-blocking) stdin, fed as they complete.
+struct StdinEnvelopes {
+  bool open = false;
+  std::string line;
+
+  // Up to 64 chunks while the buffer has room; true when anything was read.
+  bool read(Agent& a, Metrics& metrics) {
+    bool any = false;
+    char chunk[1 << 16];
+    for (int round = 0; round < 64 && !a.full(); ++round) {
+      ssize_t n = ::read(0, chunk, sizeof chunk);
+      if (n == 0) {
+        open = false;
+        if (!line.empty()) a.ing.feed_envelope(line);
+        line.clear();
+        break;
+      }
+      if (n < 0) break;  // EAGAIN: nothing now
+      any = true;
+      for (ssize_t i = 0; i < n; ++i) {
+        if (chunk[i] != '\n') {
+          if (line.size() < kMaxLine) line.push_back(chunk[i]);
+          continue;
+        }
+        metrics.add("reflex_agent_envelopes_read_total");
+        a.ing.feed_envelope(line);
+        line.clear();
+      }
+    }
+    return any;
+  }
+};
+
+// Reads and publishes until stopped (or, with once, until everything is read
+// and published).
+void agent_loop(Agent& a, Metrics& metrics, const std::vector<std::string>& follows, bool use_stdin,
+                bool once, std::chrono::milliseconds poll_ms) {
+  StdinEnvelopes in;
+  in.open = use_stdin;
+  if (use_stdin) ::fcntl(0, F_SETFL, ::fcntl(0, F_GETFL) | O_NONBLOCK);
+  auto last_discover = Clock::now() - std::chrono::hours(1);
+  bool was_full = false;
+  while (!g_daemon_stop) {
+    if (Clock::now() - last_discover > std::chrono::seconds(1)) {
+      a.discover(follows);
+      last_discover = Clock::now();
+    }
+    bool any = false;
+    if (!a.full()) any |= a.read_files();
+    if (!a.full()) any |= a.read_journal();
+    if (in.open && !a.full()) any |= in.read(a, metrics);
+    if (a.full() && !was_full) metrics.add("reflex_agent_buffer_full_total");
+    was_full = a.full();
+    // Quiet input: time moves storm folds along (a storm that stopped is sent).
+    if (!any)
+      a.ing.advance_time(std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count());
+    bool drained = a.publish();
+    a.refresh_stats();
+    if (once && !any && !in.open && a.journal.fd < 0 && drained) {
+      a.ing.finish();
+      a.mark_all_read();
+      if (a.pending_events == 0 && a.publish()) break;
+    }
+    if (!any) sleep_unless_stopped(poll_ms);
+  }
+}
+
+// Stop: send the open folds, then give the bus a bounded time to take them.
+void stop_agent(Agent& a) {
+  a.stop_journal();
+  a.ing.finish();
+  a.mark_all_read();
+  auto deadline = Clock::now() + std::chrono::seconds(5);
+  g_daemon_stop = 0;
+  while (!a.publish() && Clock::now() < deadline && !g_daemon_stop)
+    sleep_unless_stopped(std::chrono::milliseconds(50));
+  a.write_state();
+  log(Level::info, "stopped: " + std::to_string(a.published) + " event(s) published, " +
+                       std::to_string(a.pending_events) +
+                       " not published (they are re-read at restart)");
+}
+
+// The defaults that depend on the machine: this host's name, this year.
+void agent_defaults(std::string* host, int* year) {
+  if (host->empty()) {
+    char h[256] = {0};
+    gethostname(h, sizeof h - 1);
+    *host = h;
+  }
+  if (*year == 0) {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    *year = tm.tm_year + 1900;
+  }
+}
+
 }  // namespace
 
 int run_agent(int argc, char** argv) {
@@ -710,11 +837,7 @@ int run_agent(int argc, char** argv) {
     log(Level::error, "nothing to read: give --follow PATH, --journal and/or --stdin");
     return 2;
   }
-  if (host.empty()) {
-    char h[256] = {0};
-    gethostname(h, sizeof h - 1);
-    host = h;
-  }
+  agent_defaults(&host, &year);
   auto kb = load_kb(kb_path, &err);
   if (!kb) {
     std::fprintf(stderr, "%s%s", err.c_str(), err.empty() || err.back() != '\n' ? "\n" : "");
@@ -735,40 +858,10 @@ int run_agent(int argc, char** argv) {
       return 2;
     }
   }
-  if (year == 0) {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    year = tm.tm_year + 1900;
-  }
-
-  bus::Options bopts;
-  bopts.maxlen = maxlen;
-  std::unique_ptr<bus::EventBus> bus;
-  if (redis_url.empty()) {
-    bus = std::make_unique<StdoutBus>();
-  } else {
-    bus = bus::make_redis_bus(redis_url, bopts, &err);
-    if (!bus) {
-      log(Level::error, "--redis: " + err);
-      return 2;
-    }
-  }
-
+  std::unique_ptr<bus::EventBus> bus = make_agent_bus(redis_url, maxlen);
+  if (!bus) return 2;
   Metrics metrics;
-  metrics.counter("reflex_agent_lines_read_total", "Log lines read from followed files.");
-  metrics.counter("reflex_agent_bytes_read_total", "Bytes read from followed files.");
-  metrics.counter("reflex_agent_envelopes_read_total", "Envelope lines read on stdin.");
-  metrics.counter("reflex_agent_events_total", "Recognized events, by signature.");
-  metrics.counter("reflex_agent_refused_lines_total", "Lines refused, by reason.");
-  metrics.counter("reflex_agent_published_events_total", "Events the bus accepted.");
-  metrics.counter("reflex_agent_publish_failures_total", "Failed publish attempts.");
-  metrics.counter("reflex_agent_files_opened_total", "Log files opened.");
-  metrics.counter("reflex_agent_truncations_total", "Followed files found truncated.");
-  metrics.counter("reflex_agent_journal_entries_total", "Journal entries read.");
-  metrics.counter("reflex_agent_buffer_full_total", "Times reading paused on a full buffer.");
-  metrics.gauge("reflex_agent_buffer_events", "Events waiting for the bus.");
-  metrics.gauge("reflex_agent_publish_lag_seconds", "Age of the oldest event waiting for the bus.");
+  declare_agent_metrics(metrics);
   MetricsServer server;
   if (!dopts.metrics.empty() && !server.start(dopts.metrics, &metrics, &err)) {
     log(Level::error, err);
@@ -795,71 +888,9 @@ int run_agent(int argc, char** argv) {
     return 2;
   }
 
-  std::string line;
-  bool stdin_open = use_stdin;
-  if (use_stdin) ::fcntl(0, F_SETFL, ::fcntl(0, F_GETFL) | O_NONBLOCK);
-  auto last_discover = Clock::now() - std::chrono::hours(1);
-  auto poll_ms = std::chrono::milliseconds(static_cast<int>(*poll_d * 1000));
-  bool was_full = false;
-  while (!g_daemon_stop) {
-    if (Clock::now() - last_discover > std::chrono::seconds(1)) {
-      a.discover(follows);
-      last_discover = Clock::now();
-    }
-    bool any = false;
-    if (!a.full()) any |= a.read_files();
-    if (!a.full()) any |= a.read_journal();
-    if (stdin_open && !a.full()) {
-      char chunk[1 << 16];
-      for (int round = 0; round < 64 && !a.full(); ++round) {
-        ssize_t n = ::read(0, chunk, sizeof chunk);
-        if (n == 0) {
-          stdin_open = false;
-          if (!line.empty()) a.ing.feed_envelope(line);
-          line.clear();
-          break;
-        }
-        if (n < 0) break;  // EAGAIN: nothing now
-        any = true;
-        for (ssize_t i = 0; i < n; ++i) {
-          if (chunk[i] != '\n') {
-            if (line.size() < kMaxLine) line.push_back(chunk[i]);
-            continue;
-          }
-          metrics.add("reflex_agent_envelopes_read_total");
-          a.ing.feed_envelope(line);
-          line.clear();
-        }
-      }
-    }
-    if (a.full() && !was_full) metrics.add("reflex_agent_buffer_full_total");
-    was_full = a.full();
-    // Quiet input: time moves storm folds along (a storm that stopped is sent).
-    if (!any)
-      a.ing.advance_time(std::chrono::duration_cast<std::chrono::microseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count());
-    bool drained = a.publish();
-    a.refresh_stats();
-    if (once && !any && !stdin_open && a.journal.fd < 0 && drained) {
-      a.ing.finish();
-      a.mark_all_read();
-      if (a.pending_events == 0 && a.publish()) break;
-    }
-    if (!any) sleep_unless_stopped(poll_ms);
-  }
-  // Stop: send the open folds, then give the bus a bounded time to take them.
-  a.stop_journal();
-  a.ing.finish();
-  a.mark_all_read();
-  auto deadline = Clock::now() + std::chrono::seconds(5);
-  g_daemon_stop = 0;
-  while (!a.publish() && Clock::now() < deadline && !g_daemon_stop)
-    sleep_unless_stopped(std::chrono::milliseconds(50));
-  a.write_state();
-  log(Level::info, "stopped: " + std::to_string(a.published) + " event(s) published, " +
-                       std::to_string(a.pending_events) +
-                       " not published (they are re-read at restart)");
+  agent_loop(a, metrics, follows, use_stdin, once,
+             std::chrono::milliseconds(static_cast<int>(*poll_d * 1000)));
+  stop_agent(a);
   return 0;
 }
 

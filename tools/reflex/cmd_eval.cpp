@@ -321,6 +321,276 @@ int report_floors(const std::vector<std::string>& below) {
   return below.empty() ? 0 : 1;
 }
 
+// Every bundle under the given directories, sorted per directory; a message
+// and exit code 2 when a directory is missing or holds none.
+std::optional<int> collect_bundles(const std::vector<std::string>& dirs,
+                                   std::vector<fs::path>* bundles) {
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(d, ec)) {
+      std::fprintf(stderr, "reflex eval: '%s' is not a directory\n", d.c_str());
+      return 2;
+    }
+    find_bundles(d, bundles);
+  }
+  if (bundles->empty()) {
+    std::fputs("reflex eval: no bundle (directory with truth.json) found\n", stderr);
+    return 2;
+  }
+  return std::nullopt;
+}
+
+// The bundle's own topology.json (an empty topology when it has none) unless
+// one topology is used for every bundle; a load error is the bundle's error.
+std::shared_ptr<const Topology> bundle_topology(const fs::path& bundle,
+                                                const std::shared_ptr<const Topology>& fixed,
+                                                Result& r) {
+  if (fixed) return fixed;
+  std::error_code ec;
+  if (!fs::exists(bundle / "topology.json", ec)) return Topology::empty();
+  TopologyError te;
+  auto t = Topology::load_file((bundle / "topology.json").string(), &te);
+  if (!t) {
+    r.error = true;
+    r.message = te.str();
+  }
+  return t;
+}
+
+// Diagnoses one bundle and scores the principal incident against its truth.
+Result eval_bundle(const fs::path& bundle, TruthRec truth,
+                   const std::shared_ptr<const KnowledgeBase>& kb,
+                   const std::shared_ptr<const Topology>& fixed_topo) {
+  Result r;
+  r.bundle = bundle.string();
+  r.truth = std::move(truth);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<const Topology> topo = bundle_topology(bundle, fixed_topo, r);
+  if (!r.error) {
+    const auto ts = std::chrono::steady_clock::now();
+    Engine eng(kb, topo);
+    r.setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
+    std::string berr;
+    if (!eng.read_bundle(r.bundle, &berr)) {
+      r.error = true;
+      r.message = berr;
+    } else {
+      std::vector<Diagnosis> ds = eng.diagnose_all();
+      if (!ds.empty())
+        for (const auto& rc : ds.front().root_causes)
+          r.pred.push_back({rc.device, rc.fault_class, rc.score});
+      for (const auto& d : ds)  // a false alarm must evict nothing in any incident
+        r.eviction.insert(r.eviction.end(), d.eviction_set.begin(), d.eviction_set.end());
+    }
+  }
+  r.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - r.setup;
+  score(r, topo.get());
+  return r;
+}
+
+// The figures of a run: overall, per scenario, per fault class.
+struct Summary {
+  Group all;
+  std::map<std::string, Group> by_scen, by_class;
+  size_t unloc = 0, unloc_ok = 0, loc = 0, loc_top1 = 0;
+  std::vector<double> setups;
+  double total_s = 0;
+};
+
+Summary summarize(const std::vector<Result>& results, double total_s) {
+  Summary s;
+  s.total_s = total_s;
+  for (const auto& r : results) {
+    s.setups.push_back(r.setup);
+    s.all.add(r);
+    s.by_scen[r.truth.scenario].add(r);
+    s.by_class[r.truth.false_alarm   ? std::string("(false alarm)")
+               : r.truth.localizable ? r.truth.fault_class
+                                     : std::string("(not localizable)")]
+        .add(r);
+    if (r.truth.localizable) {
+      if (r.device_scored) {
+        ++s.loc;
+        s.loc_top1 += r.top1;
+      }
+    } else if (!r.truth.false_alarm) {
+      ++s.unloc;
+      s.unloc_ok += r.top1;
+    }
+  }
+  return s;
+}
+
+json result_json(const Result& r) {
+  json p = json::array();
+  for (size_t i = 0; i < r.pred.size() && i < 3; ++i)
+    p.push_back({{"device", r.pred[i].device},
+                 {"fault_class", r.pred[i].fault_class},
+                 {"score", r.pred[i].score}});
+  json o = {
+      {"bundle", r.bundle},
+      {"scenario", r.truth.scenario},
+      {"truth",
+       {{"device", r.truth.device},
+        {"fault_class", r.truth.fault_class.empty() ? json(nullptr) : json(r.truth.fault_class)},
+        {"localizable", r.truth.localizable}}},
+      {"predicted", p},
+      {"top1", r.top1},
+      {"top3", r.top3},
+      {"host", r.host},
+      {"fault_class_ok", r.cls},
+      {"seconds", r.seconds}};
+  if (r.error) o["error"] = r.message;
+  return o;
+}
+
+json eval_json(const std::string& kb_path, const std::vector<Result>& results, const Summary& s) {
+  const Group& all = s.all;
+  json j;
+  j["kb"] = kb_path;
+  j["bundles"] = results.size();
+  j["errors"] = all.errors;
+  j["accuracy"] = {
+      {"top1_device", pct(all.top1, all.dev_n)},
+      {"top3_device", pct(all.top3, all.dev_n)},
+      {"host", pct(all.host, all.dev_n)},
+      {"false_alarms_no_eviction", all.fa_n ? json(pct(all.fa_ok, all.fa_n)) : json(nullptr)},
+      {"fault_class", pct(all.cls, all.cls_n)},
+      {"top1_device_localizable", pct(s.loc_top1, s.loc)},
+      {"localizable_false_handled", s.unloc ? json(pct(s.unloc_ok, s.unloc)) : json(nullptr)}};
+  j["counts"] = {{"top1", all.top1},
+                 {"top3", all.top3},
+                 {"host", all.host},
+                 {"fault_class", all.cls},
+                 {"localizable", s.loc},
+                 {"not_localizable", s.unloc},
+                 {"not_localizable_handled", s.unloc_ok},
+                 {"device_scored", all.dev_n},
+                 {"false_alarms", all.fa_n},
+                 {"false_alarms_no_eviction", all.fa_ok}};
+  j["time_s"] = {{"p50", quantile(all.secs, 0.5)},
+                 {"p99", quantile(all.secs, 0.99)},
+                 {"max", quantile(all.secs, 1.0)},
+                 {"total", s.total_s},
+                 {"setup_p50", quantile(s.setups, 0.5)}};
+  json bs = json::array(), bc = json::array(), rs = json::array();
+  for (auto& [k, g] : s.by_scen) bs.push_back(g.to_json("scenario", k));
+  for (auto& [k, g] : s.by_class) bc.push_back(g.to_json("class", k));
+  for (const auto& r : results) rs.push_back(result_json(r));
+  j["by_scenario"] = bs;
+  j["by_fault_class"] = bc;
+  j["results"] = rs;
+  return j;
+}
+
+// One table row: counts, figures, p50 time and the two most common misses.
+void print_group_row(const std::string& name, const Group& g) {
+  std::string conf;
+  for (auto& [k, v] : g.top_conf(2))
+    conf += (conf.empty() ? "" : "; ") + k + " x" + std::to_string(v);
+  auto fig = [](size_t a, size_t b) {
+    char buf[16];
+    if (!b) return std::string("-");
+    std::snprintf(buf, sizeof buf, "%.1f", pct(a, b));
+    return std::string(buf);
+  };
+  std::printf("%-24s %4zu %6s %6s %6s %6s %7.3f  %s\n", name.c_str(), g.n,
+              fig(g.top1, g.dev_n).c_str(), fig(g.top3, g.dev_n).c_str(),
+              fig(g.host, g.dev_n).c_str(),
+              g.cls_n  ? std::to_string(static_cast<int>(pct(g.cls, g.cls_n) + 0.5)).c_str()
+              : g.fa_n ? (fig(g.fa_ok, g.fa_n) + "*").c_str()
+                       : "-",
+              quantile(g.secs, 0.5), conf.c_str());
+}
+
+void print_eval_text(const std::string& kb_path, const std::vector<Result>& results,
+                     const Summary& s, bool details) {
+  const Group& all = s.all;
+  std::printf("reflex eval: %zu bundles, kb %s\n\n", results.size(), kb_path.c_str());
+  std::printf("top-1 device      %6.1f%%  (%zu/%zu%s)\n", pct(all.top1, all.dev_n), all.top1,
+              all.dev_n, all.dev_n < all.n ? " whose device is known" : "");
+  std::printf("top-3 device      %6.1f%%\n", pct(all.top3, all.dev_n));
+  std::printf("host              %6.1f%%\n", pct(all.host, all.dev_n));
+  std::printf("fault class       %6.1f%%  (localizable bundles)\n", pct(all.cls, all.cls_n));
+  if (s.unloc)
+    std::printf("not localizable   %6.1f%%  handled (%zu/%zu)\n", pct(s.unloc_ok, s.unloc),
+                s.unloc_ok, s.unloc);
+  if (all.fa_n)
+    std::printf("false alarms      %6.1f%%  nothing evicted (%zu/%zu)\n", pct(all.fa_ok, all.fa_n),
+                all.fa_ok, all.fa_n);
+  std::printf("errors            %zu\n", all.errors);
+  std::printf(
+      "time / bundle     p50 %.3f s, p99 %.3f s (+ engine set-up p50 %.3f s), total %.1f s\n\n",
+      quantile(all.secs, 0.5), quantile(all.secs, 0.99), quantile(s.setups, 0.5), s.total_s);
+  std::printf("%-24s %4s %6s %6s %6s %6s %7s  %s\n", "scenario", "n", "top1%", "top3%", "host%",
+              "class%", "p50 s", "most common misses");
+  for (auto& [k, g] : s.by_scen) print_group_row(k, g);
+  std::printf("\n%-24s %4s %6s %6s %6s %6s %7s  %s\n", "fault class", "n", "top1%", "top3%",
+              "host%", "class%", "p50 s", "most common misses");
+  for (auto& [k, g] : s.by_class) print_group_row(k, g);
+  if (!details) return;
+  std::puts("\nmisses:");
+  for (const auto& r : results)
+    if (!r.top1)
+      std::printf(
+          "  %s [%s] truth %s, got %s%s\n", r.bundle.c_str(), r.truth.scenario.c_str(),
+          r.truth.localizable ? r.truth.device.c_str() : "(not localizable)",
+          r.pred.empty() ? "(none)" : (r.pred[0].device + " " + r.pred[0].fault_class).c_str(),
+          r.error ? (" error: " + r.message).c_str() : "");
+}
+
+// The KB, loaded once with its pattern database precompiled for every bundle.
+std::shared_ptr<const KnowledgeBase> load_eval_kb(const std::string& kb_path) {
+  std::string err;
+  auto kb_opt = load_kb(kb_path, &err);
+  if (!kb_opt) {
+    std::fprintf(stderr, "reflex eval: cannot load knowledge base '%s':\n%s\n", kb_path.c_str(),
+                 err.c_str());
+    return nullptr;
+  }
+  // One pattern database for every bundle's ingest, not one compile per bundle.
+  std::string pc_err;
+  (void)precompile_patterns(&*kb_opt, &pc_err);  // on failure each bundle compiles; same result
+  return std::make_shared<const KnowledgeBase>(std::move(*kb_opt));
+}
+
+// Diagnoses and scores every bundle (a progress counter on a terminal);
+// bundles whose truth.json cannot be read are skipped with a message.
+std::vector<Result> eval_bundles(const std::vector<fs::path>& bundles,
+                                 const std::shared_ptr<const KnowledgeBase>& kb,
+                                 const std::shared_ptr<const Topology>& fixed_topo) {
+  const bool tty = isatty(2);
+  std::vector<Result> results;
+  results.reserve(bundles.size());
+  for (size_t i = 0; i < bundles.size(); ++i) {
+    std::string terr;
+    auto truth = read_truth(bundles[i] / "truth.json", &terr);
+    if (!truth) {
+      std::fprintf(stderr, "reflex eval: skipping %s\n", terr.c_str());
+      continue;
+    }
+    results.push_back(eval_bundle(bundles[i], std::move(*truth), kb, fixed_topo));
+    if (tty) std::fprintf(stderr, "\rreflex eval: %zu/%zu bundles", i + 1, bundles.size());
+  }
+  if (tty) std::fputc('\n', stderr);
+  return results;
+}
+
+// Figures below the floors file's; exit code 2 (in *rc) when it does not read.
+std::vector<std::string> floors_below(const std::string& floors_path, const Summary& s,
+                                      std::optional<int>* rc) {
+  if (floors_path.empty()) return {};
+  std::ifstream fin(floors_path);
+  json fl = json::parse(fin, nullptr, false);
+  if (!fin || fl.is_discarded() || !fl.is_object()) {
+    std::fprintf(stderr, "reflex eval: %s: not a JSON object of floors\n", floors_path.c_str());
+    *rc = 2;
+    return {};
+  }
+  return check_floors(fl, s.all, s.by_class);
+}
+
 }  // namespace
 
 int run_eval(int argc, char** argv) {
@@ -348,244 +618,31 @@ int run_eval(int argc, char** argv) {
     return 2;
   }
   std::vector<fs::path> bundles;
-  for (const auto& d : dirs) {
-    std::error_code ec;
-    if (!fs::is_directory(d, ec)) {
-      std::fprintf(stderr, "reflex eval: '%s' is not a directory\n", d.c_str());
-      return 2;
-    }
-    find_bundles(d, &bundles);
-  }
-  if (bundles.empty()) {
-    std::fputs("reflex eval: no bundle (directory with truth.json) found\n", stderr);
-    return 2;
-  }
-  std::string err;
-  auto kb_opt = load_kb(kb_path, &err);
-  if (!kb_opt) {
-    std::fprintf(stderr, "reflex eval: cannot load knowledge base '%s':\n%s\n", kb_path.c_str(),
-                 err.c_str());
-    return 2;
-  }
-  // One pattern database for every bundle's ingest, not one compile per bundle.
-  std::string pc_err;
-  (void)precompile_patterns(&*kb_opt, &pc_err);  // on failure each bundle compiles; same result
-  auto kb = std::make_shared<const KnowledgeBase>(std::move(*kb_opt));
+  if (auto rc = collect_bundles(dirs, &bundles)) return *rc;
+  auto kb = load_eval_kb(kb_path);
+  if (!kb) return 2;
   std::shared_ptr<const Topology> fixed_topo;
   if (!topo_override.empty()) {
     TopologyError te;
-    auto t = Topology::load_file(topo_override, &te);
-    if (!t) {
+    fixed_topo = Topology::load_file(topo_override, &te);
+    if (!fixed_topo) {
       std::fprintf(stderr, "reflex eval: %s\n", te.str().c_str());
       return 2;
     }
-    fixed_topo = std::move(t);
   }
-
-  const bool tty = isatty(2);
-  std::vector<Result> results;
-  results.reserve(bundles.size());
   const auto t_all = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < bundles.size(); ++i) {
-    Result r;
-    r.bundle = bundles[i].string();
-    std::string terr;
-    auto truth = read_truth(bundles[i] / "truth.json", &terr);
-    if (!truth) {
-      std::fprintf(stderr, "reflex eval: skipping %s\n", terr.c_str());
-      continue;
-    }
-    r.truth = *truth;
-    const auto t0 = std::chrono::steady_clock::now();
-    std::shared_ptr<const Topology> topo = fixed_topo;
-    if (!topo) {
-      TopologyError te;
-      std::error_code ec;
-      if (fs::exists(bundles[i] / "topology.json", ec)) {
-        auto t = Topology::load_file((bundles[i] / "topology.json").string(), &te);
-        if (!t) {
-          r.error = true;
-          r.message = te.str();
-        } else {
-          topo = std::move(t);
-        }
-      } else {
-        topo = Topology::empty();
-      }
-    }
-    if (!r.error) {
-      const auto ts = std::chrono::steady_clock::now();
-      Engine eng(kb, topo);
-      r.setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - ts).count();
-      std::string berr;
-      if (!eng.read_bundle(r.bundle, &berr)) {
-        r.error = true;
-        r.message = berr;
-      } else {
-        std::vector<Diagnosis> ds = eng.diagnose_all();
-        const Diagnosis* best = ds.empty() ? nullptr : &ds.front();
-        if (best) {
-          for (const auto& rc : best->root_causes)
-            r.pred.push_back({rc.device, rc.fault_class, rc.score});
-        }
-        for (const auto& d : ds)  // a false alarm must evict nothing in any incident
-          r.eviction.insert(r.eviction.end(), d.eviction_set.begin(), d.eviction_set.end());
-      }
-    }
-    r.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - r.setup;
-    score(r, topo.get());
-    results.push_back(std::move(r));
-    if (tty) std::fprintf(stderr, "\rreflex eval: %zu/%zu bundles", i + 1, bundles.size());
-  }
-  if (tty) std::fputc('\n', stderr);
-  const double total_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count();
-
-  std::vector<double> setups;
-  for (const auto& r : results) setups.push_back(r.setup);
-  Group all;
-  std::map<std::string, Group> by_scen, by_class;
-  size_t unloc = 0, unloc_ok = 0, loc = 0, loc_top1 = 0;
-  for (const auto& r : results) {
-    all.add(r);
-    by_scen[r.truth.scenario].add(r);
-    by_class[r.truth.false_alarm   ? std::string("(false alarm)")
-             : r.truth.localizable ? r.truth.fault_class
-                                   : std::string("(not localizable)")]
-        .add(r);
-    if (r.truth.localizable) {
-      if (r.device_scored) {
-        ++loc;
-        loc_top1 += r.top1;
-      }
-    } else if (!r.truth.false_alarm) {
-      ++unloc;
-      unloc_ok += r.top1;
-    }
-  }
-
-  std::vector<std::string> below;
-  if (!floors_path.empty()) {
-    std::ifstream fin(floors_path);
-    json fl = json::parse(fin, nullptr, false);
-    if (!fin || fl.is_discarded() || !fl.is_object()) {
-      std::fprintf(stderr, "reflex eval: %s: not a JSON object of floors\n", floors_path.c_str());
-      return 2;
-    }
-    below = check_floors(fl, all, by_class);
-  }
-
+  const std::vector<Result> results = eval_bundles(bundles, kb, fixed_topo);
+  const Summary s = summarize(
+      results, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count());
+  std::optional<int> floors_rc;
+  const std::vector<std::string> below = floors_below(floors_path, s, &floors_rc);
+  if (floors_rc) return *floors_rc;
   if (format == "json") {
-    json j;
-    j["kb"] = kb_path;
-    j["bundles"] = results.size();
-    j["errors"] = all.errors;
-    j["accuracy"] = {
-        {"top1_device", pct(all.top1, all.dev_n)},
-        {"top3_device", pct(all.top3, all.dev_n)},
-        {"host", pct(all.host, all.dev_n)},
-        {"false_alarms_no_eviction", all.fa_n ? json(pct(all.fa_ok, all.fa_n)) : json(nullptr)},
-        {"fault_class", pct(all.cls, all.cls_n)},
-        {"top1_device_localizable", pct(loc_top1, loc)},
-        {"localizable_false_handled", unloc ? json(pct(unloc_ok, unloc)) : json(nullptr)}};
-    j["counts"] = {{"top1", all.top1},
-                   {"top3", all.top3},
-                   {"host", all.host},
-                   {"fault_class", all.cls},
-                   {"localizable", loc},
-                   {"not_localizable", unloc},
-                   {"not_localizable_handled", unloc_ok},
-                   {"device_scored", all.dev_n},
-                   {"false_alarms", all.fa_n},
-                   {"false_alarms_no_eviction", all.fa_ok}};
-    j["time_s"] = {{"p50", quantile(all.secs, 0.5)},
-                   {"p99", quantile(all.secs, 0.99)},
-                   {"max", quantile(all.secs, 1.0)},
-                   {"total", total_s},
-                   {"setup_p50", quantile(setups, 0.5)}};
-    json bs = json::array(), bc = json::array(), rs = json::array();
-    for (auto& [k, g] : by_scen) bs.push_back(g.to_json("scenario", k));
-    for (auto& [k, g] : by_class) bc.push_back(g.to_json("class", k));
-    for (const auto& r : results) {
-      json p = json::array();
-      for (size_t i = 0; i < r.pred.size() && i < 3; ++i)
-        p.push_back({{"device", r.pred[i].device},
-                     {"fault_class", r.pred[i].fault_class},
-                     {"score", r.pred[i].score}});
-      json o = {{"bundle", r.bundle},
-                {"scenario", r.truth.scenario},
-                {"truth",
-                 {{"device", r.truth.device},
-                  {"fault_class",
-                   r.truth.fault_class.empty() ? json(nullptr) : json(r.truth.fault_class)},
-                  {"localizable", r.truth.localizable}}},
-                {"predicted", p},
-                {"top1", r.top1},
-                {"top3", r.top3},
-                {"host", r.host},
-                {"fault_class_ok", r.cls},
-                {"seconds", r.seconds}};
-      if (r.error) o["error"] = r.message;
-      rs.push_back(o);
-    }
-    j["by_scenario"] = bs;
-    j["by_fault_class"] = bc;
-    j["results"] = rs;
+    json j = eval_json(kb_path, results, s);
     if (!floors_path.empty()) j["below_floor"] = below;
     std::puts(j.dump(2, ' ', false, json::error_handler_t::replace).c_str());
-    return report_floors(below);
-  }
-
-  auto row = [](const std::string& name, const Group& g) {
-    std::string conf;
-    for (auto& [k, v] : g.top_conf(2))
-      conf += (conf.empty() ? "" : "; ") + k + " x" + std::to_string(v);
-    auto fig = [](size_t a, size_t b) {
-      char buf[16];
-      if (!b) return std::string("-");
-      std::snprintf(buf, sizeof buf, "%.1f", pct(a, b));
-      return std::string(buf);
-    };
-    std::printf("%-24s %4zu %6s %6s %6s %6s %7.3f  %s\n", name.c_str(), g.n,
-                fig(g.top1, g.dev_n).c_str(), fig(g.top3, g.dev_n).c_str(),
-                fig(g.host, g.dev_n).c_str(),
-                g.cls_n  ? std::to_string(static_cast<int>(pct(g.cls, g.cls_n) + 0.5)).c_str()
-                : g.fa_n ? (fig(g.fa_ok, g.fa_n) + "*").c_str()
-                         : "-",
-                quantile(g.secs, 0.5), conf.c_str());
-  };
-  std::printf("reflex eval: %zu bundles, kb %s\n\n", results.size(), kb_path.c_str());
-  std::printf("top-1 device      %6.1f%%  (%zu/%zu%s)\n", pct(all.top1, all.dev_n), all.top1,
-              all.dev_n, all.dev_n < all.n ? " whose device is known" : "");
-  std::printf("top-3 device      %6.1f%%\n", pct(all.top3, all.dev_n));
-  std::printf("host              %6.1f%%\n", pct(all.host, all.dev_n));
-  std::printf("fault class       %6.1f%%  (localizable bundles)\n", pct(all.cls, all.cls_n));
-  if (unloc)
-    std::printf("not localizable   %6.1f%%  handled (%zu/%zu)\n", pct(unloc_ok, unloc), unloc_ok,
-                unloc);
-  if (all.fa_n)
-    std::printf("false alarms      %6.1f%%  nothing evicted (%zu/%zu)\n", pct(all.fa_ok, all.fa_n),
-                all.fa_ok, all.fa_n);
-  std::printf("errors            %zu\n", all.errors);
-  std::printf(
-      "time / bundle     p50 %.3f s, p99 %.3f s (+ engine set-up p50 %.3f s), total %.1f s\n\n",
-      quantile(all.secs, 0.5), quantile(all.secs, 0.99), quantile(setups, 0.5), total_s);
-  std::printf("%-24s %4s %6s %6s %6s %6s %7s  %s\n", "scenario", "n", "top1%", "top3%", "host%",
-              "class%", "p50 s", "most common misses");
-  for (auto& [k, g] : by_scen) row(k, g);
-  std::printf("\n%-24s %4s %6s %6s %6s %6s %7s  %s\n", "fault class", "n", "top1%", "top3%",
-              "host%", "class%", "p50 s", "most common misses");
-  for (auto& [k, g] : by_class) row(k, g);
-  if (details) {
-    std::puts("\nmisses:");
-    for (const auto& r : results)
-      if (!r.top1)
-        std::printf(
-            "  %s [%s] truth %s, got %s%s\n", r.bundle.c_str(), r.truth.scenario.c_str(),
-            r.truth.localizable ? r.truth.device.c_str() : "(not localizable)",
-            r.pred.empty() ? "(none)" : (r.pred[0].device + " " + r.pred[0].fault_class).c_str(),
-            r.error ? (" error: " + r.message).c_str() : "");
+  } else {
+    print_eval_text(kb_path, results, s, details);
   }
   return report_floors(below);
 }

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +85,98 @@ ojson stats_json(const IngestStats& s) {
   return j;
 }
 
+// --export-patterns: every signature's first-line pattern in the dialect asked.
+void print_patterns(const KnowledgeBase& kb, const std::string& export_fmt) {
+  PatternDialect d = export_fmt == "ere"       ? PatternDialect::posix_ere
+                     : export_fmt == "unnamed" ? PatternDialect::unnamed
+                                               : PatternDialect::re2;
+  for (const std::string& p : export_patterns(kb, d)) std::printf("%s\n", p.c_str());
+}
+
+// --topology, else BUNDLE/topology.json, else an empty topology (said so);
+// null (after a message) when the file does not load.
+std::unique_ptr<Topology> events_topology(std::string topo_path, const std::string& bundle) {
+  std::error_code ec;
+  if (topo_path.empty() && fs::exists(fs::path(bundle) / "topology.json", ec))
+    topo_path = (fs::path(bundle) / "topology.json").string();
+  if (topo_path.empty()) {
+    note("no topology (no --topology, no " + bundle +
+         "/topology.json): every device is a placeholder");
+    return Topology::empty();
+  }
+  TopologyError terr;
+  auto topo = Topology::load_file(topo_path, &terr);
+  if (!topo) std::fprintf(stderr, "%s\n", terr.str().c_str());
+  return topo;
+}
+
+struct Recognized {
+  std::vector<Event> events;  // sorted by time
+  IngestStats stats;
+};
+
+// Ingests the bundle, storing every event in *store as it is recognized when
+// there is one (a store that fails once is dropped, said once; the output goes on).
+std::optional<Recognized> recognize(const KnowledgeBase& kb, const Topology& topo,
+                                    const IngestOptions& opts, const std::string& bundle,
+                                    std::unique_ptr<SqliteStore> store) {
+  Ingestor ing(kb, topo, opts);
+  Recognized out;
+  auto drop_store = [&](const std::string& e) {
+    note("--db: " + e);
+    store.reset();
+  };
+  ing.set_sink([&](Event&& ev) {
+    std::string e2;
+    if (store && !store->append(ev, &e2)) drop_store(e2);
+    out.events.push_back(std::move(ev));
+  });
+  // read_bundle is one call for the whole bundle: its progress hook is where
+  // the store commits on time (under the ingestor's lock, with the open storms).
+  if (store)
+    ing.set_progress([&](const OpenStorms& os) {
+      std::string e2;
+      if (store && !store->sync(&e2, &os)) drop_store(e2);
+    });
+  std::string err;
+  if (!ing.read_bundle(bundle, &err)) {
+    note(bundle + ": " + err);
+    return std::nullopt;
+  }
+  ing.finish();
+  ing.with_open_storms([&](const OpenStorms& os) {
+    std::string e2;
+    if (store && !store->commit(&e2, &os)) drop_store(e2);
+  });
+  std::stable_sort(out.events.begin(), out.events.end(), event_before);
+  out.stats = ing.stats_snapshot();
+  return out;
+}
+
+// One JSON line per event on stdout, in 64 KiB writes; with plain log files
+// as input, evidence names the files as the user did.
+void write_events(const std::vector<Event>& events, const KnowledgeBase& kb,
+                  const InputSet& in_set) {
+  std::string out;
+  out.reserve(1 << 16);
+  const EventLineWriter writer(&kb);
+  for (const Event& ev : events) {
+    if (in_set.is_files()) {
+      const std::string evidence = in_set.map_evidence(ev.evidence);
+      out += writer.line(ev, &evidence);
+    } else {
+      out += writer.line(ev);
+    }
+    out += '\n';
+    if (out.size() > (1 << 16)) {
+      std::fwrite(out.data(), 1, out.size(), stdout);
+      out.clear();
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int run_events(int argc, char** argv) {
@@ -125,10 +219,7 @@ int run_events(int argc, char** argv) {
     return 2;
   }
   if (!export_fmt.empty()) {
-    PatternDialect d = export_fmt == "ere"       ? PatternDialect::posix_ere
-                       : export_fmt == "unnamed" ? PatternDialect::unnamed
-                                                 : PatternDialect::re2;
-    for (const std::string& p : export_patterns(*kb, d)) std::printf("%s\n", p.c_str());
+    print_patterns(*kb, export_fmt);
     return 0;
   }
   InputSet in_set;
@@ -137,25 +228,9 @@ int run_events(int argc, char** argv) {
     return 2;
   }
   const std::string& bundle = in_set.bundle_dir();
-  std::error_code ec;
-
-  std::unique_ptr<Topology> topo;
-  if (topo_path.empty() && fs::exists(fs::path(bundle) / "topology.json", ec))
-    topo_path = (fs::path(bundle) / "topology.json").string();
-  if (!topo_path.empty()) {
-    TopologyError terr;
-    topo = Topology::load_file(topo_path, &terr);
-    if (!topo) {
-      std::fprintf(stderr, "%s\n", terr.str().c_str());
-      return 2;
-    }
-  } else {
-    topo = Topology::empty();
-    note("no topology (no --topology, no " + bundle +
-         "/topology.json): every device is a placeholder");
-  }
+  std::unique_ptr<Topology> topo = events_topology(topo_path, bundle);
+  if (!topo) return 2;
   for (const std::string& n : topo->notes()) note("note: " + n);
-
   std::unique_ptr<SqliteStore> store;
   if (!db_path.empty()) {
     store = SqliteStore::open(db_path, &err, sopts);
@@ -164,63 +239,16 @@ int run_events(int argc, char** argv) {
       return 2;
     }
   }
-
   IngestOptions opts;
   opts.strict_transport = strict;
-  Ingestor ing(*kb, *topo, opts);
-  std::vector<Event> events;
-  // A database that fails once is dropped (said once), the output goes on.
-  auto drop_store = [&](const std::string& e) {
-    note("--db: " + e);
-    store.reset();
-  };
-  ing.set_sink([&](Event&& ev) {
-    std::string e2;
-    if (store && !store->append(ev, &e2)) drop_store(e2);
-    events.push_back(std::move(ev));
-  });
-  // read_bundle is one call for the whole bundle: its progress hook is where
-  // the store commits on time (under the ingestor's lock, with the open storms).
-  if (store)
-    ing.set_progress([&](const OpenStorms& os) {
-      std::string e2;
-      if (store && !store->sync(&e2, &os)) drop_store(e2);
-    });
-  if (!ing.read_bundle(bundle, &err)) {
-    note(bundle + ": " + err);
-    return 2;
-  }
-  ing.finish();
-  ing.with_open_storms([&](const OpenStorms& os) {
-    std::string e2;
-    if (store && !store->commit(&e2, &os)) drop_store(e2);
-  });
-  std::stable_sort(events.begin(), events.end(), event_before);
-
-  std::string out;
-  out.reserve(1 << 16);
-  const EventLineWriter writer(&*kb);
-  for (const Event& ev : events) {
-    if (in_set.is_files()) {
-      const std::string evidence = in_set.map_evidence(ev.evidence);
-      out += writer.line(ev, &evidence);
-    } else {
-      out += writer.line(ev);
-    }
-    out += '\n';
-    if (out.size() > (1 << 16)) {
-      std::fwrite(out.data(), 1, out.size(), stdout);
-      out.clear();
-    }
-  }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
-
-  IngestStats st = ing.stats_snapshot();
-  for (const std::string& n : st.notes) note("note: " + n);
+  std::optional<Recognized> rec = recognize(*kb, *topo, opts, bundle, std::move(store));
+  if (!rec) return 2;
+  write_events(rec->events, *kb, in_set);
+  for (const std::string& n : rec->stats.notes) note("note: " + n);
   if (want_stats)
-    std::fprintf(stderr, "%s\n",
-                 stats_json(st).dump(2, ' ', false, ojson::error_handler_t::replace).c_str());
+    std::fprintf(
+        stderr, "%s\n",
+        stats_json(rec->stats).dump(2, ' ', false, ojson::error_handler_t::replace).c_str());
   return 0;
 }
 

@@ -76,6 +76,179 @@ std::optional<Loaded> load(const std::string& kb_path, const std::string& topo_p
   return l;
 }
 
+void install_watch_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: poll() returns on a signal
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
+// Envelopes on stdin into the engine, diagnoses out as JSONL, events and
+// diagnoses into the store when there is one.
+class StdinWatch {
+ public:
+  StdinWatch(Engine& eng, SqliteStore* store, std::string kb_path, std::string topo_path)
+      : eng_(eng), store_(store), kb_path_(std::move(kb_path)), topo_path_(std::move(topo_path)) {
+    eng_.set_callback([this](const Diagnosis& d) { on_diagnosis(d); });
+    if (store_)
+      eng_.set_event_tap([this](const Event& ev) {
+        std::string e2;
+        if (!store_->append(ev, &e2)) db_error(e2);
+      });
+  }
+
+  // Until end of input or a stop signal; then the open folds are flushed and
+  // everything committed.
+  void run() {
+    char chunk[1 << 16];
+    while (!g_stop) {
+      if (g_reload) reload();
+      int pr = poll_stdin();
+      if (pr < 0) {
+        if (errno == EINTR) continue;
+        say(std::string("poll: ") + std::strerror(errno));
+        break;
+      }
+      if (pr == 0) {
+        eng_.tick();
+        sync_store(false);
+        check_bad(false);
+        continue;
+      }
+      ssize_t n = ::read(0, chunk, sizeof chunk);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        say(std::string("read: ") + std::strerror(errno));
+        break;
+      }
+      if (n == 0) break;  // end of input
+      feed(chunk, static_cast<size_t>(n));
+      sync_store(false);
+      check_bad(false);
+    }
+    if (!buf_.empty() && !discarding_) eng_.feed_envelope(buf_);
+    eng_.flush();
+    check_bad(true);
+    sync_store(true);  // after flush() no storm is open: this writer's `storms` rows go
+  }
+
+ private:
+  // A failing database (disk full, locked) is retried at every sync: say so
+  // at most every 10 s, not at every chunk.
+  void db_error(const std::string& e) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_db_error_ < std::chrono::seconds(10)) return;
+    last_db_error_ = now;
+    say("--db: " + e);
+  }
+
+  // Commits when due (or now): under the engine's lock, so that the events the
+  // tap staged and the storms still open are of the same instant. Never called
+  // from the tap (the lock is held there).
+  void sync_store(bool now) {
+    if (!store_) return;
+    eng_.with_open_storms([&](const OpenStorms& os) {
+      std::string e2;
+      if (!(now ? store_->commit(&e2, &os) : store_->sync(&e2, &os))) db_error(e2);
+    });
+  }
+
+  void on_diagnosis(const Diagnosis& d) {
+    std::string line = diagnosis_to_json(d, -1);
+    line += '\n';
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fflush(stdout);
+    if (!store_) return;
+    StoredDiagnosis sd;
+    sd.incident = d.incident;
+    sd.revision = d.revision;
+    sd.created = std::chrono::duration_cast<std::chrono::microseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+    sd.json = diagnosis_to_json(d, -1);
+    std::string e2;
+    if (!store_->put_diagnosis(sd, &e2)) db_error(e2);
+    sync_store(false);  // a staged diagnosis is due at once
+  }
+
+  // Rate-limited warning about skipped envelope lines (the counters are ingest's).
+  void check_bad(bool force) {
+    auto st = eng_.stats().ingest;
+    uint64_t bad = st.skipped_invalid_json + st.skipped_no_msg + too_long_;
+    auto now = std::chrono::steady_clock::now();
+    if (bad > warned_bad_ && (force || now - last_warn_ > std::chrono::seconds(10))) {
+      say("skipped " + std::to_string(bad - warned_bad_) +
+          " bad envelope line(s) (not JSON, no msg, or too long); " + std::to_string(bad) +
+          " in total");
+      warned_bad_ = bad;
+      last_warn_ = now;
+    }
+  }
+
+  // SIGHUP: both files again, or the old ones kept.
+  void reload() {
+    g_reload = 0;
+    std::string rerr;
+    auto fresh = load(kb_path_, topo_path_, &rerr);
+    if (!fresh) {
+      say("reload failed, keeping the old knowledge base and topology: " + rerr);
+    } else if (!eng_.reload(fresh->kb, fresh->topo, &rerr)) {
+      say("reload failed, keeping the old knowledge base and topology: " + rerr);
+    } else {
+      say("reloaded " + kb_path_ + " and " + topo_path_);
+    }
+  }
+
+  // Waits for stdin, at most until the store's next commit is due.
+  int poll_stdin() {
+    struct pollfd pfd {
+      0, POLLIN, 0
+    };
+    int timeout_ms = 1000;
+    if (store_)
+      if (auto due = store_->due_in())
+        // 10 ms floor: a commit that keeps failing is not retried in a busy loop.
+        timeout_ms = std::clamp(static_cast<int>(std::ceil(*due * 1000)), 10, timeout_ms);
+    return ::poll(&pfd, 1, timeout_ms);
+  }
+
+  // Complete lines go to the engine; a line longer than kMaxLine is dropped
+  // (counted) up to its end.
+  void feed(const char* chunk, size_t n) {
+    size_t start = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (chunk[i] != '\n') continue;
+      if (!discarding_) {
+        buf_.append(chunk + start, i - start);
+        eng_.feed_envelope(buf_);
+      }
+      discarding_ = false;
+      buf_.clear();
+      start = i + 1;
+    }
+    if (!discarding_) buf_.append(chunk + start, n - start);
+    if (buf_.size() > kMaxLine) {
+      ++too_long_;
+      buf_.clear();
+      discarding_ = true;
+    }
+  }
+
+  Engine& eng_;
+  SqliteStore* store_;
+  const std::string kb_path_, topo_path_;
+  std::chrono::steady_clock::time_point last_db_error_ =
+      std::chrono::steady_clock::now() - std::chrono::hours(1);
+  uint64_t warned_bad_ = 0, too_long_ = 0;
+  std::chrono::steady_clock::time_point last_warn_ =
+      std::chrono::steady_clock::now() - std::chrono::hours(1);
+  std::string buf_;
+  bool discarding_ = false;
+};
+
 }  // namespace
 
 int run_watch(int argc, char** argv) {
@@ -136,145 +309,9 @@ int run_watch(int argc, char** argv) {
   }
 
   Engine eng(loaded->kb, loaded->topo, opts);
-  // A failing database (disk full, locked) is retried at every sync: say so
-  // at most every 10 s, not at every chunk.
-  auto last_db_error = std::chrono::steady_clock::now() - std::chrono::hours(1);
-  auto db_error = [&](const std::string& e) {
-    auto now = std::chrono::steady_clock::now();
-    if (now - last_db_error < std::chrono::seconds(10)) return;
-    last_db_error = now;
-    say("--db: " + e);
-  };
-  // Commits when due (or now): under the engine's lock, so that the events the
-  // tap staged and the storms still open are of the same instant. Never called
-  // from the tap (the lock is held there).
-  auto sync_store = [&](bool now) {
-    if (!store) return;
-    eng.with_open_storms([&](const OpenStorms& os) {
-      std::string e2;
-      if (!(now ? store->commit(&e2, &os) : store->sync(&e2, &os))) db_error(e2);
-    });
-  };
-  eng.set_callback([&](const Diagnosis& d) {
-    std::string line = diagnosis_to_json(d, -1);
-    line += '\n';
-    std::fwrite(line.data(), 1, line.size(), stdout);
-    std::fflush(stdout);
-    if (store) {
-      StoredDiagnosis sd;
-      sd.incident = d.incident;
-      sd.revision = d.revision;
-      sd.created = std::chrono::duration_cast<std::chrono::microseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
-      sd.json = diagnosis_to_json(d, -1);
-      std::string e2;
-      if (!store->put_diagnosis(sd, &e2)) db_error(e2);
-      sync_store(false);  // a staged diagnosis is due at once
-    }
-  });
-  if (store)
-    eng.set_event_tap([&](const Event& ev) {
-      std::string e2;
-      if (!store->append(ev, &e2)) db_error(e2);
-    });
-
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: poll() returns on a signal
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
-
-  // Rate-limited warning about skipped envelope lines (the counters are ingest's).
-  uint64_t warned_bad = 0, too_long = 0;
-  auto last_warn = std::chrono::steady_clock::now() - std::chrono::hours(1);
-  auto check_bad = [&](bool force) {
-    auto st = eng.stats().ingest;
-    uint64_t bad = st.skipped_invalid_json + st.skipped_no_msg + too_long;
-    auto now = std::chrono::steady_clock::now();
-    if (bad > warned_bad && (force || now - last_warn > std::chrono::seconds(10))) {
-      say("skipped " + std::to_string(bad - warned_bad) +
-          " bad envelope line(s) (not JSON, no msg, or too long); " + std::to_string(bad) +
-          " in total");
-      warned_bad = bad;
-      last_warn = now;
-    }
-  };
-
-  std::string buf;
-  bool discarding = false;
-  char chunk[1 << 16];
-  bool eof = false;
-  while (!eof && !g_stop) {
-    if (g_reload) {
-      g_reload = 0;
-      std::string rerr;
-      auto fresh = load(kb_path, topo_path, &rerr);
-      if (!fresh) {
-        say("reload failed, keeping the old knowledge base and topology: " + rerr);
-      } else if (!eng.reload(fresh->kb, fresh->topo, &rerr)) {
-        say("reload failed, keeping the old knowledge base and topology: " + rerr);
-      } else {
-        say("reloaded " + kb_path + " and " + topo_path);
-      }
-    }
-    struct pollfd pfd {
-      0, POLLIN, 0
-    };
-    // Wake up when the store's next commit is due, even if stdin stays quiet.
-    int timeout_ms = 1000;
-    if (store)
-      if (auto due = store->due_in())
-        // 10 ms floor: a commit that keeps failing is not retried in a busy loop.
-        timeout_ms = std::clamp(static_cast<int>(std::ceil(*due * 1000)), 10, timeout_ms);
-    int pr = ::poll(&pfd, 1, timeout_ms);
-    if (pr < 0) {
-      if (errno == EINTR) continue;
-      say(std::string("poll: ") + std::strerror(errno));
-      break;
-    }
-    if (pr == 0) {
-      eng.tick();
-      sync_store(false);
-      check_bad(false);
-      continue;
-    }
-    ssize_t n = ::read(0, chunk, sizeof chunk);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      say(std::string("read: ") + std::strerror(errno));
-      break;
-    }
-    if (n == 0) {
-      eof = true;
-      break;
-    }
-    size_t start = 0;
-    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
-      if (chunk[i] != '\n') continue;
-      if (!discarding) {
-        buf.append(chunk + start, i - start);
-        eng.feed_envelope(buf);
-      }
-      discarding = false;
-      buf.clear();
-      start = i + 1;
-    }
-    if (!discarding) buf.append(chunk + start, static_cast<size_t>(n) - start);
-    if (buf.size() > kMaxLine) {
-      ++too_long;
-      buf.clear();
-      discarding = true;
-    }
-    sync_store(false);
-    check_bad(false);
-  }
-  if (!buf.empty() && !discarding) eng.feed_envelope(buf);
-  eng.flush();
-  check_bad(true);
-  sync_store(true);  // after flush() no storm is open: this writer's `storms` rows go
+  StdinWatch watch(eng, store.get(), kb_path, topo_path);
+  install_watch_signals();
+  watch.run();
   return 0;
 }
 

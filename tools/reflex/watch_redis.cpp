@@ -58,6 +58,285 @@ std::string answer_digest(const Diagnosis& d) {
   return sha256_hex(key).substr(0, 16);
 }
 
+void declare_watch_metrics(Metrics& metrics) {
+  metrics.counter("reflex_watch_events_total", "Events fed to the engines.");
+  metrics.counter("reflex_watch_duplicate_events_total",
+                  "Stream entries dropped as redeliveries (an id seen before).");
+  metrics.counter("reflex_watch_skipped_entries_total", "Stream entries skipped, by reason.");
+  metrics.counter("reflex_watch_diagnoses_total", "Diagnoses published.");
+  metrics.counter("reflex_watch_diagnoses_already_published_total",
+                  "Diagnoses whose answer had been published already (e.g. before a takeover).");
+  metrics.counter("reflex_watch_takeovers_total", "Shard leases acquired.");
+  metrics.counter("reflex_watch_leases_lost_total", "Shard leases lost.");
+  metrics.counter("reflex_watch_bus_errors_total", "Failed calls to Redis.");
+  metrics.counter("reflex_watch_alerts_sent_total", "Alerts posted to Alertmanager, by state.");
+  metrics.counter("reflex_watch_alert_failures_total", "Failed posts to Alertmanager.");
+  metrics.gauge("reflex_watch_shards_owned", "Shards this diagnoser owns now.");
+  metrics.gauge("reflex_watch_open_incidents", "Open incidents over the owned shards.");
+  metrics.histogram("reflex_watch_diagnosis_latency_seconds",
+                    "From the oldest event a diagnosis answers (as this diagnoser read it) to "
+                    "its publication.",
+                    {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300});
+}
+
+// The shards this diagnoser holds leases on, each with its own engine.
+class RedisDiagnoser {
+ public:
+  struct Config {
+    std::shared_ptr<const KnowledgeBase> kb;
+    std::shared_ptr<const Topology> topo;
+    EngineOptions opts;
+    std::string owner;
+    int ttl_ms = 0;
+    size_t read_batch = 0;
+  };
+
+  RedisDiagnoser(Config cfg, bus::EventBus& bus, Metrics& metrics, AlertSink& alerts)
+      : cfg_(std::move(cfg)),
+        bus_(bus),
+        metrics_(metrics),
+        alerts_(alerts),
+        renew_every_(cfg_.ttl_ms / 3) {}
+
+  // Until a stop signal; then every open incident is answered and the leases go.
+  void run() {
+    while (!g_daemon_stop) {
+      auto now = Clock::now();
+      bool busy = false;
+      if (backoff_.ready()) {
+        // Retry diagnoses Redis did not take.
+        while (!unpublished_.empty() &&
+               publish(unpublished_.front().first, unpublished_.front().second))
+          unpublished_.pop_front();
+        if (now - last_scan_ > std::chrono::seconds(1)) {
+          last_scan_ = now;
+          scan_shards();
+        }
+        renew_leases(now);
+        busy = read_shards();
+      }
+      if (Clock::now() - last_tick_ > std::chrono::milliseconds(200)) {
+        last_tick_ = Clock::now();
+        tick_engines();
+      }
+      metrics_.set("reflex_watch_shards_owned", static_cast<double>(shards_.size()));
+      if (!busy) sleep_unless_stopped(std::chrono::milliseconds(50));
+    }
+    stop();
+  }
+
+ private:
+  void bus_error(const std::string& what, const std::string& e) {
+    metrics_.add("reflex_watch_bus_errors_total");
+    backoff_.failed();
+    log_limited(Level::warn, "bus:" + what, what + ": " + e);
+  }
+
+  // Once per incident answer: to the diagnoses stream, and when this call
+  // published it (not a previous owner), to stdout. False when Redis failed.
+  bool publish(const std::string& shard, const Diagnosis& d) {
+    std::string json = diagnosis_to_json(d, -1);
+    bool published = false;
+    std::string e;
+    if (!bus_.publish_diagnosis(shard, d.incident, d.revision, answer_digest(d), json, &published,
+                                &e)) {
+      bus_error("publish diagnosis", e);
+      return false;
+    }
+    if (published) {
+      json += '\n';
+      std::fwrite(json.data(), 1, json.size(), stdout);
+      std::fflush(stdout);
+      metrics_.add("reflex_watch_diagnoses_total");
+      log(Level::info, "shard " + shard + ": incident " + d.incident + " revision " +
+                           std::to_string(d.revision) + " published");
+    } else {
+      metrics_.add("reflex_watch_diagnoses_already_published_total");
+      log(Level::debug,
+          "shard " + shard + ": incident " + d.incident + " answer already published");
+    }
+    return true;
+  }
+
+  void take(const std::string& name) {
+    Shard s;
+    s.name = name;
+    s.eng = std::make_unique<Engine>(cfg_.kb, cfg_.topo, cfg_.opts);
+    s.last_renew = Clock::now();
+    auto [it, ok] = shards_.emplace(name, std::move(s));
+    Shard* sp = &it->second;
+    sp->eng->set_callback([sp](const Diagnosis& d) { sp->out.push_back(d); });
+    metrics_.add("reflex_watch_takeovers_total");
+    log(Level::info, "took shard " + name + ": rebuilding its window from the stream");
+  }
+
+  void drain_out(Shard& s) {
+    for (Diagnosis& d : s.out) {
+      if (s.waiting_since) {
+        metrics_.observe("reflex_watch_diagnosis_latency_seconds",
+                         std::chrono::duration<double>(Clock::now() - *s.waiting_since).count());
+        s.waiting_since.reset();
+      }
+      alerts_.update(s.name, d, *cfg_.topo);
+      if (!publish(s.name, d)) unpublished_.emplace_back(s.name, std::move(d));
+    }
+    s.out.clear();
+  }
+
+  // Leases on the shards nobody holds.
+  void scan_shards() {
+    std::vector<std::string> names;
+    std::string e;
+    if (!bus_.list_shards(&names, &e)) {
+      bus_error("list shards", e);
+      return;
+    }
+    for (const std::string& n : names) {
+      if (shards_.count(n)) continue;
+      bool held = false;
+      if (!bus_.lease(n, cfg_.owner, cfg_.ttl_ms, &held, &e)) {
+        bus_error("lease", e);
+        break;
+      }
+      if (held) take(n);
+    }
+  }
+
+  // Renew; a lease not confirmed within its TTL is someone else's now.
+  void renew_leases(Clock::time_point now) {
+    for (auto it = shards_.begin(); it != shards_.end();) {
+      Shard& s = it->second;
+      bool lost = false;
+      if (now - s.last_renew >= renew_every_) {
+        bool held = false;
+        std::string e;
+        if (bus_.lease(s.name, cfg_.owner, cfg_.ttl_ms, &held, &e)) {
+          if (held)
+            s.last_renew = now;
+          else
+            lost = true;
+        } else {
+          bus_error("renew lease", e);
+        }
+        if (now - s.last_renew > std::chrono::milliseconds(cfg_.ttl_ms)) lost = true;
+      }
+      if (lost) {
+        metrics_.add("reflex_watch_leases_lost_total");
+        log(Level::warn, "lost shard " + s.name + " (lease taken or not renewed in time)");
+        alerts_.forget_shard(s.name);
+        it = shards_.erase(it);
+        continue;
+      }
+      ++it;
+    }
+  }
+
+  // New entries of every owned shard into its engine; true when any arrived.
+  // Events of devices without a host (fabric switches, shared storage) go to
+  // the cluster shard; any job's incident may need them, so every shard's
+  // engine also reads that stream (its owner diagnoses what involves no job).
+  bool read_shards() {
+    bool busy = false;
+    for (auto& [name, s] : shards_) {
+      std::vector<std::pair<std::string, std::string*>> sources = {{name, &s.cursor}};
+      if (name != kClusterShard) sources.emplace_back(kClusterShard, &s.cluster_cursor);
+      for (auto& [src, cursor] : sources) {
+        std::vector<bus::Entry> entries;
+        std::string e;
+        if (!bus_.read_events(src, cursor, cfg_.read_batch, &entries, &e)) {
+          bus_error("read " + src, e);
+          drain_out(s);  // what this shard's engine answered still goes out
+          return busy;
+        }
+        if (!entries.empty()) busy = true;
+        for (const bus::Entry& en : entries) feed_entry(s, en);
+      }
+      drain_out(s);
+    }
+    return busy;
+  }
+
+  // One stream entry: skipped (counted, said at a limited rate) when foreign,
+  // too large, a redelivery or not an event; else fed to the shard's engine.
+  void feed_entry(Shard& s, const bus::Entry& en) {
+    const std::string& name = s.name;
+    if (en.foreign) {
+      metrics_.add("reflex_watch_skipped_entries_total", 1, Metrics::label("reason", "foreign"));
+      log_limited(
+          Level::warn, "foreign:" + name,
+          "shard " + name + ": skipped entry " + en.stream_id + " (not written by a reflex agent)");
+      return;
+    }
+    if (en.payload.size() > kMaxPayload) {
+      metrics_.add("reflex_watch_skipped_entries_total", 1, Metrics::label("reason", "too_large"));
+      log_limited(Level::warn, "large:" + name,
+                  "shard " + name + ": skipped entry " + en.stream_id + " (" +
+                      std::to_string(en.payload.size()) + " bytes)");
+      return;
+    }
+    if (s.seen.count(en.id)) {
+      metrics_.add("reflex_watch_duplicate_events_total");
+      return;
+    }
+    std::string derr;
+    auto ev = decode_event(en.payload, &derr);
+    if (!ev || ev->name.empty() || ev->device.empty()) {
+      metrics_.add("reflex_watch_skipped_entries_total", 1, Metrics::label("reason", "bad_event"));
+      log_limited(Level::warn, "bad:" + name,
+                  "shard " + name + ": skipped entry " + en.stream_id + ": " +
+                      (derr.empty() ? "no event name or device" : derr));
+      return;
+    }
+    s.seen.insert(en.id);
+    s.seen_order.push_back(en.id);
+    if (s.seen_order.size() > kSeenIds) {
+      s.seen.erase(s.seen_order.front());
+      s.seen_order.pop_front();
+    }
+    if (!s.waiting_since) s.waiting_since = Clock::now();
+    metrics_.add("reflex_watch_events_total");
+    s.eng->feed_event(std::move(*ev));
+  }
+
+  void tick_engines() {
+    uint64_t open = 0;
+    for (auto& [name, s] : shards_) {
+      s.eng->tick();
+      drain_out(s);
+      open += s.eng->stats().open_incidents;
+    }
+    metrics_.set("reflex_watch_open_incidents", static_cast<double>(open));
+    alerts_.tick();
+  }
+
+  // SIGTERM, as in `reflex watch`: every open incident is diagnosed and
+  // published; then the leases go so another diagnoser takes over at once.
+  void stop() {
+    g_daemon_stop = 0;
+    for (auto& [name, s] : shards_) {
+      s.eng->flush();
+      drain_out(s);
+    }
+    alerts_.tick();
+    for (auto& [name, s] : shards_) {
+      std::string e;
+      bus_.release(name, cfg_.owner, &e);
+    }
+    log(Level::info, "stopped; released " + std::to_string(shards_.size()) + " shard(s)");
+  }
+
+  const Config cfg_;
+  bus::EventBus& bus_;
+  Metrics& metrics_;
+  AlertSink& alerts_;
+  const std::chrono::milliseconds renew_every_;
+  std::map<std::string, Shard> shards_;
+  std::deque<std::pair<std::string, Diagnosis>> unpublished_;  // Redis was down
+  Backoff backoff_{std::chrono::milliseconds(100), std::chrono::seconds(5)};
+  Clock::time_point last_scan_ = Clock::now() - std::chrono::hours(1);
+  Clock::time_point last_tick_ = Clock::now();
+};
+
 }  // namespace
 
 int run_watch_redis(int argc, char** argv) {
@@ -131,24 +410,7 @@ int run_watch_redis(int argc, char** argv) {
   }
 
   Metrics metrics;
-  metrics.counter("reflex_watch_events_total", "Events fed to the engines.");
-  metrics.counter("reflex_watch_duplicate_events_total",
-                  "Stream entries dropped as redeliveries (an id seen before).");
-  metrics.counter("reflex_watch_skipped_entries_total", "Stream entries skipped, by reason.");
-  metrics.counter("reflex_watch_diagnoses_total", "Diagnoses published.");
-  metrics.counter("reflex_watch_diagnoses_already_published_total",
-                  "Diagnoses whose answer had been published already (e.g. before a takeover).");
-  metrics.counter("reflex_watch_takeovers_total", "Shard leases acquired.");
-  metrics.counter("reflex_watch_leases_lost_total", "Shard leases lost.");
-  metrics.counter("reflex_watch_bus_errors_total", "Failed calls to Redis.");
-  metrics.counter("reflex_watch_alerts_sent_total", "Alerts posted to Alertmanager, by state.");
-  metrics.counter("reflex_watch_alert_failures_total", "Failed posts to Alertmanager.");
-  metrics.gauge("reflex_watch_shards_owned", "Shards this diagnoser owns now.");
-  metrics.gauge("reflex_watch_open_incidents", "Open incidents over the owned shards.");
-  metrics.histogram("reflex_watch_diagnosis_latency_seconds",
-                    "From the oldest event a diagnosis answers (as this diagnoser read it) to "
-                    "its publication.",
-                    {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300});
+  declare_watch_metrics(metrics);
   MetricsServer server;
   if (!dopts.metrics.empty() && !server.start(dopts.metrics, &metrics, &err)) {
     log(Level::error, err);
@@ -158,210 +420,15 @@ int run_watch_redis(int argc, char** argv) {
   install_daemon_signals();
   log(Level::info, "diagnoser " + owner + " on " + bus->describe());
 
-  std::map<std::string, Shard> shards;
-  std::deque<std::pair<std::string, Diagnosis>> unpublished;  // Redis was down
-  Backoff backoff(std::chrono::milliseconds(100), std::chrono::seconds(5));
-  auto last_scan = Clock::now() - std::chrono::hours(1);
-  auto last_tick = Clock::now();
-  const int ttl_ms = static_cast<int>(ttl_s * 1000);
-  const auto renew_every = std::chrono::milliseconds(ttl_ms / 3);
-
-  auto bus_error = [&](const std::string& what, const std::string& e) {
-    metrics.add("reflex_watch_bus_errors_total");
-    backoff.failed();
-    log_limited(Level::warn, "bus:" + what, what + ": " + e);
-  };
-
-  auto publish = [&](const std::string& shard, const Diagnosis& d) -> bool {
-    std::string json = diagnosis_to_json(d, -1);
-    bool published = false;
-    std::string e;
-    if (!bus->publish_diagnosis(shard, d.incident, d.revision, answer_digest(d), json, &published,
-                                &e)) {
-      bus_error("publish diagnosis", e);
-      return false;
-    }
-    if (published) {
-      json += '\n';
-      std::fwrite(json.data(), 1, json.size(), stdout);
-      std::fflush(stdout);
-      metrics.add("reflex_watch_diagnoses_total");
-      log(Level::info, "shard " + shard + ": incident " + d.incident + " revision " +
-                           std::to_string(d.revision) + " published");
-    } else {
-      metrics.add("reflex_watch_diagnoses_already_published_total");
-      log(Level::debug,
-          "shard " + shard + ": incident " + d.incident + " answer already published");
-    }
-    return true;
-  };
-
-  auto take = [&](const std::string& name) {
-    Shard s;
-    s.name = name;
-    s.eng = std::make_unique<Engine>(kb, topo, opts);
-    s.last_renew = Clock::now();
-    auto [it, ok] = shards.emplace(name, std::move(s));
-    Shard* sp = &it->second;
-    sp->eng->set_callback([sp](const Diagnosis& d) { sp->out.push_back(d); });
-    metrics.add("reflex_watch_takeovers_total");
-    log(Level::info, "took shard " + name + ": rebuilding its window from the stream");
-  };
-
-  auto drain_out = [&](Shard& s) {
-    for (Diagnosis& d : s.out) {
-      if (s.waiting_since) {
-        metrics.observe("reflex_watch_diagnosis_latency_seconds",
-                        std::chrono::duration<double>(Clock::now() - *s.waiting_since).count());
-        s.waiting_since.reset();
-      }
-      alerts.update(s.name, d, *topo);
-      if (!publish(s.name, d)) unpublished.emplace_back(s.name, std::move(d));
-    }
-    s.out.clear();
-  };
-
-  while (!g_daemon_stop) {
-    auto now = Clock::now();
-    bool busy = false;
-    if (backoff.ready()) {
-      // Retry diagnoses Redis did not take.
-      while (!unpublished.empty() && publish(unpublished.front().first, unpublished.front().second))
-        unpublished.pop_front();
-      if (now - last_scan > std::chrono::seconds(1)) {
-        last_scan = now;
-        std::vector<std::string> names;
-        std::string e;
-        if (!bus->list_shards(&names, &e)) {
-          bus_error("list shards", e);
-        } else {
-          for (const std::string& n : names) {
-            if (shards.count(n)) continue;
-            bool held = false;
-            if (!bus->lease(n, owner, ttl_ms, &held, &e)) {
-              bus_error("lease", e);
-              break;
-            }
-            if (held) take(n);
-          }
-        }
-      }
-      // Renew; a lease not confirmed within its TTL is someone else's now.
-      for (auto it = shards.begin(); it != shards.end();) {
-        Shard& s = it->second;
-        bool lost = false;
-        if (now - s.last_renew >= renew_every) {
-          bool held = false;
-          std::string e;
-          if (bus->lease(s.name, owner, ttl_ms, &held, &e)) {
-            if (held)
-              s.last_renew = now;
-            else
-              lost = true;
-          } else {
-            bus_error("renew lease", e);
-          }
-          if (now - s.last_renew > std::chrono::milliseconds(ttl_ms)) lost = true;
-        }
-        if (lost) {
-          metrics.add("reflex_watch_leases_lost_total");
-          log(Level::warn, "lost shard " + s.name + " (lease taken or not renewed in time)");
-          alerts.forget_shard(s.name);
-          it = shards.erase(it);
-          continue;
-        }
-        ++it;
-      }
-      bool read_failed = false;
-      for (auto& [name, s] : shards) {
-        if (read_failed) break;
-        // Events of devices without a host (fabric switches, shared storage)
-        // go to the cluster shard; any job's incident may need them, so every
-        // shard's engine also reads that stream (its owner diagnoses what
-        // involves no job).
-        std::vector<std::pair<std::string, std::string*>> sources = {{name, &s.cursor}};
-        if (name != kClusterShard) sources.emplace_back(kClusterShard, &s.cluster_cursor);
-        for (auto& [src, cursor] : sources) {
-          std::vector<bus::Entry> entries;
-          std::string e;
-          if (!bus->read_events(src, cursor, read_batch, &entries, &e)) {
-            bus_error("read " + src, e);
-            read_failed = true;
-            break;
-          }
-          if (!entries.empty()) busy = true;
-          for (const bus::Entry& en : entries) {
-            if (en.foreign) {
-              metrics.add("reflex_watch_skipped_entries_total", 1,
-                          Metrics::label("reason", "foreign"));
-              log_limited(Level::warn, "foreign:" + name,
-                          "shard " + name + ": skipped entry " + en.stream_id +
-                              " (not written by a reflex agent)");
-              continue;
-            }
-            if (en.payload.size() > kMaxPayload) {
-              metrics.add("reflex_watch_skipped_entries_total", 1,
-                          Metrics::label("reason", "too_large"));
-              log_limited(Level::warn, "large:" + name,
-                          "shard " + name + ": skipped entry " + en.stream_id + " (" +
-                              std::to_string(en.payload.size()) + " bytes)");
-              continue;
-            }
-            if (s.seen.count(en.id)) {
-              metrics.add("reflex_watch_duplicate_events_total");
-              continue;
-            }
-            std::string derr;
-            auto ev = decode_event(en.payload, &derr);
-            if (!ev || ev->name.empty() || ev->device.empty()) {
-              metrics.add("reflex_watch_skipped_entries_total", 1,
-                          Metrics::label("reason", "bad_event"));
-              log_limited(Level::warn, "bad:" + name,
-                          "shard " + name + ": skipped entry " + en.stream_id + ": " +
-                              (derr.empty() ? "no event name or device" : derr));
-              continue;
-            }
-            s.seen.insert(en.id);
-            s.seen_order.push_back(en.id);
-            if (s.seen_order.size() > kSeenIds) {
-              s.seen.erase(s.seen_order.front());
-              s.seen_order.pop_front();
-            }
-            if (!s.waiting_since) s.waiting_since = Clock::now();
-            metrics.add("reflex_watch_events_total");
-            s.eng->feed_event(std::move(*ev));
-          }
-        }
-        drain_out(s);
-      }
-    }
-    if (Clock::now() - last_tick > std::chrono::milliseconds(200)) {
-      last_tick = Clock::now();
-      uint64_t open = 0;
-      for (auto& [name, s] : shards) {
-        s.eng->tick();
-        drain_out(s);
-        open += s.eng->stats().open_incidents;
-      }
-      metrics.set("reflex_watch_open_incidents", static_cast<double>(open));
-      alerts.tick();
-    }
-    metrics.set("reflex_watch_shards_owned", static_cast<double>(shards.size()));
-    if (!busy) sleep_unless_stopped(std::chrono::milliseconds(50));
-  }
-  // SIGTERM, as in `reflex watch`: every open incident is diagnosed and
-  // published; then the leases go so another diagnoser takes over at once.
-  g_daemon_stop = 0;
-  for (auto& [name, s] : shards) {
-    s.eng->flush();
-    drain_out(s);
-  }
-  alerts.tick();
-  for (auto& [name, s] : shards) {
-    std::string e;
-    bus->release(name, owner, &e);
-  }
-  log(Level::info, "stopped; released " + std::to_string(shards.size()) + " shard(s)");
+  RedisDiagnoser::Config cfg;
+  cfg.kb = kb;
+  cfg.topo = topo;
+  cfg.opts = opts;
+  cfg.owner = owner;
+  cfg.ttl_ms = static_cast<int>(ttl_s * 1000);
+  cfg.read_batch = read_batch;
+  RedisDiagnoser diagnoser(std::move(cfg), *bus, metrics, alerts);
+  diagnoser.run();
   return 0;
 }
 

@@ -327,81 +327,46 @@ int parse_args(int argc, char** argv, Options* o) {
   return -1;
 }
 
-}  // namespace
+struct Tally {
+  int passed = 0, failed = 0, skipped = 0;
+};
 
-int run_kb_tests(int argc, char** argv) {
-  Options o;
-  if (int rc = parse_args(argc, argv, &o); rc >= 0) return rc;
-  std::optional<std::regex> run_re;
-  if (!o.run.empty()) {
-    try {
-      run_re.emplace(o.run, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      std::fprintf(stderr, "reflexc test: error: bad --run regex '%s': %s\n", o.run.c_str(),
-                   e.what());
-      return 2;
-    }
-  }
-
-  // Examples are run below (as tests, with diffs), not as compile errors.
-  CompileOptions copts;
-  copts.check_examples = false;
-  CompileResult cr = compile(o.paths, copts);
-  if (cr.io_error) {
-    std::fprintf(stderr, "reflexc test: error: %s\n", cr.io_message.c_str());
-    return 2;
-  }
-  if (!cr.kb) {
-    std::cerr << render_diagnostics(cr, DiagFormat::text);
-    std::fprintf(stderr, "reflexc test: the knowledge base has errors; no test was run\n");
-    return 1;
-  }
-  // Every test builds an Ingestor: compile the pattern database once and let
-  // them all load it (~0.2 s each otherwise; minutes under sanitizers).
-  std::string pc_err;
-  (void)precompile_patterns(&*cr.kb, &pc_err);  // without it each test compiles; same result
-  const KnowledgeBase& kb = *cr.kb;
-
-  int failed = 0, passed = 0, skipped = 0;
-
-  // 1. Inline examples and near-misses.
-  int checked = 0;
-  std::vector<std::string> ex_failures;
-  if (!run_re) {
-    for (const Signature& s : kb.signatures) run_examples(s, &checked, &ex_failures);
-    for (const std::string& f : ex_failures) std::printf("FAIL example %s\n", f.c_str());
-    std::printf("examples: %d checked, %zu failed\n", checked, ex_failures.size());
-  }
-
-  // 2. Test blocks.
-  Exercised ex;
+// The test blocks (those --run selects), PASS/FAIL a line; what the passing
+// ones exercised is added to *ex.
+Tally run_test_blocks(const KnowledgeBase& kb, const std::optional<std::regex>& run_re,
+                      bool verbose, Exercised* ex) {
+  Tally n;
   for (const KbTest& t : kb.tests) {
     if (run_re && !std::regex_search(t.name, *run_re)) {
-      ++skipped;
+      ++n.skipped;
       continue;
     }
-    Outcome r = run_test(kb, t, o.verbose, &ex);
+    Outcome r = run_test(kb, t, verbose, ex);
     if (r.pass) {
-      ++passed;
-      ex.rules.insert(r.rules_used.begin(), r.rules_used.end());
-      ex.linked.insert(r.rules_linked.begin(), r.rules_linked.end());
+      ++n.passed;
+      ex->rules.insert(r.rules_used.begin(), r.rules_used.end());
+      ex->linked.insert(r.rules_linked.begin(), r.rules_linked.end());
       std::printf("PASS %s  (%s)\n", t.name.c_str(), t.loc.str().c_str());
-      if (o.verbose) {
+      if (verbose) {
         std::printf("  got:%s\n", r.got.c_str());
         // Rules this test covers only by linking two of its events (not on a chain).
-        for (const std::string& n : r.rules_linked)
-          if (!r.rules_used.count(n)) std::printf("  linked: %s\n", n.c_str());
+        for (const std::string& name : r.rules_linked)
+          if (!r.rules_used.count(name)) std::printf("  linked: %s\n", name.c_str());
       }
     } else {
-      ++failed;
+      ++n.failed;
       std::printf("FAIL %s  (%s)\n", t.name.c_str(), t.loc.str().c_str());
       for (const std::string& f : r.failures) std::printf("  %s\n", f.c_str());
     }
   }
+  return n;
+}
 
-  // 3. Coverage: what no test block exercised. Rules count per declaration
-  // (what a person wrote and reads); the compiled expansions, one per
-  // (cause, effect) pair of a declaration, are reported for information.
+// Coverage: what no test block exercised, listed unless list_misses is false;
+// returns the percentage. Rules count per declaration (what a person wrote and
+// reads); the compiled expansions, one per (cause, effect) pair of a
+// declaration, are reported for information.
+double report_coverage(const KnowledgeBase& kb, const Exercised& ex, bool list_misses) {
   size_t sig_total = 0, sig_hit = 0, lat_hit = 0, exp_hit = 0;
   std::vector<std::string> sig_miss, rule_miss, lat_miss;
   for (const Signature& s : kb.signatures) {
@@ -437,7 +402,7 @@ int run_kb_tests(int argc, char** argv) {
   double pct =
       total ? 100.0 * static_cast<double>(sig_hit + decl_hit + lat_hit) / static_cast<double>(total)
             : 100.0;
-  if (!o.no_coverage && !run_re) {
+  if (list_misses) {
     for (const std::string& s : sig_miss) std::printf("uncovered signature %s\n", s.c_str());
     for (const std::string& s : lat_miss) std::printf("uncovered latent %s\n", s.c_str());
     for (const std::string& s : rule_miss) std::printf("uncovered rule %s\n", s.c_str());
@@ -447,9 +412,69 @@ int run_kb_tests(int argc, char** argv) {
       "(%zu on a chain, %zu linked); %zu/%zu expansions)\n",
       pct, sig_hit, sig_total, lat_hit, kb.latents.size(), decl_hit, decls.size(), decl_chain,
       decl_hit - decl_chain, exp_hit, kb.rules.size());
-  std::printf("tests: %d passed, %d failed, %d not selected\n", passed, failed, skipped);
+  return pct;
+}
 
-  bool ok = failed == 0 && ex_failures.empty();
+// The KB under test with its examples left to the test run; exit code in *rc
+// (2: unreadable, 1: compile errors) when there is none.
+std::optional<KnowledgeBase> compile_for_tests(const std::vector<std::string>& paths, int* rc) {
+  // Examples are run below (as tests, with diffs), not as compile errors.
+  CompileOptions copts;
+  copts.check_examples = false;
+  CompileResult cr = compile(paths, copts);
+  if (cr.io_error) {
+    std::fprintf(stderr, "reflexc test: error: %s\n", cr.io_message.c_str());
+    *rc = 2;
+    return std::nullopt;
+  }
+  if (!cr.kb) {
+    std::cerr << render_diagnostics(cr, DiagFormat::text);
+    std::fprintf(stderr, "reflexc test: the knowledge base has errors; no test was run\n");
+    *rc = 1;
+    return std::nullopt;
+  }
+  // Every test builds an Ingestor: compile the pattern database once and let
+  // them all load it (~0.2 s each otherwise; minutes under sanitizers).
+  std::string pc_err;
+  (void)precompile_patterns(&*cr.kb, &pc_err);  // without it each test compiles; same result
+  return std::move(cr.kb);
+}
+
+}  // namespace
+
+int run_kb_tests(int argc, char** argv) {
+  Options o;
+  if (int rc = parse_args(argc, argv, &o); rc >= 0) return rc;
+  std::optional<std::regex> run_re;
+  if (!o.run.empty()) {
+    try {
+      run_re.emplace(o.run, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      std::fprintf(stderr, "reflexc test: error: bad --run regex '%s': %s\n", o.run.c_str(),
+                   e.what());
+      return 2;
+    }
+  }
+  int rc = 0;
+  std::optional<KnowledgeBase> compiled = compile_for_tests(o.paths, &rc);
+  if (!compiled) return rc;
+  const KnowledgeBase& kb = *compiled;
+
+  // 1. Inline examples and near-misses.
+  int checked = 0;
+  std::vector<std::string> ex_failures;
+  if (!run_re) {
+    for (const Signature& s : kb.signatures) run_examples(s, &checked, &ex_failures);
+    for (const std::string& f : ex_failures) std::printf("FAIL example %s\n", f.c_str());
+    std::printf("examples: %d checked, %zu failed\n", checked, ex_failures.size());
+  }
+  // 2. Test blocks, 3. coverage.
+  Exercised ex;
+  const Tally n = run_test_blocks(kb, run_re, o.verbose, &ex);
+  const double pct = report_coverage(kb, ex, !o.no_coverage && !run_re);
+  std::printf("tests: %d passed, %d failed, %d not selected\n", n.passed, n.failed, n.skipped);
+
+  bool ok = n.failed == 0 && ex_failures.empty();
   if (o.fail_under >= 0 && pct + 1e-9 < o.fail_under) {
     std::printf("coverage %.1f%% is below --fail-under %.1f%%\n", pct, o.fail_under);
     ok = false;
