@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "index.h"
+#include "reflex/device_id.h"
 
 namespace reflex::engine {
 namespace {
@@ -73,6 +74,14 @@ std::string ref_str(const DeviceRef& r) {
   return s;
 }
 
+// A placeholder that can name a field: lower-case identifier, not {event}/{count}.
+bool is_field_name(const std::string& k) {
+  if (k.empty() || k == "event" || k == "count") return false;
+  for (char c : k)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
 std::string relation_text(const Rule& r) {
   if (r.where.empty()) return "any";
   std::string s;
@@ -83,31 +92,46 @@ std::string relation_text(const Rule& r) {
   return s;
 }
 
-// Expands {field}, {device}, {host} (unknown placeholders stay as written).
+// Expands {field}, {device}, {host}. The compiler checks that every other
+// placeholder names a field, so with an event a field the line did not carry
+// (an optional capture, a BDF the poster elided) reads "unknown" instead of the
+// raw "{bdf}". Directly adjacent placeholders are alternatives (`{sensor}{fi_sensor}`:
+// two captures of one value in different formats): the present ones are
+// written, "unknown" only when none is. Without an event they stay as written.
 std::string expand(const std::string& tpl, const Event* ev, const std::string& device,
                    const std::string& host) {
+  auto lookup = [&](const std::string& key) -> const std::string* {
+    if (key == "device") return &device;
+    if (key == "host") return &host;
+    if (!ev) return nullptr;
+    const std::string* v = ev->field(key);
+    return v ? v : ev->binding(key);
+  };
   std::string out;
   for (size_t i = 0; i < tpl.size();) {
-    if (tpl[i] == '{') {
-      auto close = tpl.find('}', i);
-      if (close != std::string::npos) {
-        std::string key = tpl.substr(i + 1, close - i - 1);
-        const std::string* v = nullptr;
-        if (key == "device")
-          v = &device;
-        else if (key == "host")
-          v = &host;
-        else if (ev)
-          v = ev->field(key);
-        if (!v && ev) v = ev->binding(key);
-        if (v) {
-          out += *v;
-          i = close + 1;
-          continue;
-        }
-      }
+    if (tpl[i] != '{' || tpl.find('}', i) == std::string::npos) {
+      out += tpl[i++];
+      continue;
     }
-    out += tpl[i++];
+    // The run of adjacent placeholders starting here.
+    std::string run;
+    bool any = false, absent_field = false;
+    while (i < tpl.size() && tpl[i] == '{') {
+      size_t close = tpl.find('}', i);
+      if (close == std::string::npos) break;
+      std::string key = tpl.substr(i + 1, close - i - 1);
+      if (const std::string* v = lookup(key)) {
+        run += *v;
+        any = true;
+      } else if (ev && is_field_name(key)) {
+        absent_field = true;
+      } else {
+        run += tpl.substr(i, close - i + 1);
+      }
+      i = close + 1;
+    }
+    out += run;
+    if (!any && absent_field) out += "unknown";
   }
   return out;
 }
@@ -935,6 +959,13 @@ void Reasoner::hypothesise() {
 // the rank that printed it) is that rank's; folded repeats (count > 1) may come
 // from several ranks and keep the coarser device.
 std::string Reasoner::most_specific_device(const Event& ev, const std::string& dev) const {
+  // The line did not name its device (`Xid (PCI:...)`, NCCL's `port error`
+  // without a NIC): "<host>/gpu@unknown" is no device one can drain; the host
+  // that logged it is what the evidence names.
+  if (!ev.host.empty()) {
+    const DeviceIdView id = DeviceIdView::parse(dev);
+    if (id.valid && id.placeholder && id.key == "unknown" && id.host == ev.host) return ev.host;
+  }
   if ((ev.kind != DeviceKind::host && ev.kind != DeviceKind::job) || ev.count != 1) return dev;
   for (const auto& [name, bound] : ev.bindings) {
     auto info = topo_.device(bound);

@@ -105,7 +105,8 @@ TEST(Engine, ActionPlaceholdersAndSubclass) {
   for (auto& s : b.kb.signatures)
     if (s.name == "t_gpu_off_bus") {
       s.fault_class = "gpu_bus_loss_variant";
-      s.action = "drain {host}; replace {device} at {bdf} ({nope})";
+      // {nope}: a field this line did not carry; {bdf}{alt_bdf}: alternatives.
+      s.action = "drain {host}; replace {device} at {bdf}{alt_bdf} link {nope}";
     }
   auto t = topo(topo_json(1, {{"job-1", {0}}}));
   std::vector<Event> v;
@@ -119,7 +120,7 @@ TEST(Engine, ActionPlaceholdersAndSubclass) {
   auto& r = ds[0].root_causes[0];
   EXPECT_EQ(r.fault_class, "gpu_fallen_off_bus");
   EXPECT_EQ(r.subclass, "gpu_bus_loss_variant");
-  EXPECT_EQ(r.action, "drain node-0; replace node-0/gpu2 at 0000:31:00.0 ({nope})");
+  EXPECT_EQ(r.action, "drain node-0; replace node-0/gpu2 at 0000:31:00.0 link unknown");
 }
 
 TEST(Engine, FanInNamesTheOneGpu) {
