@@ -173,6 +173,11 @@ class Reasoner {
       : kb_(kb), ki_(ki), topo_(topo), ix_(ix), o_(o), in_(ix.interner()) {}
 
   std::vector<Diagnosis> run(const std::vector<uint32_t>& symptoms);
+  // The parts of run(): the graph nodes the walk starts from; the incidents of
+  // the explanation graph's components; the fallback when no symptom connects.
+  std::vector<uint32_t> start_nodes(const std::vector<uint32_t>& symptoms);
+  std::vector<Diagnosis> incidents(const std::vector<uint32_t>& starts);
+  Diagnosis fallback_diagnosis(const std::vector<uint32_t>& starts);
 
  private:
   // ---- graph ----
@@ -1467,9 +1472,25 @@ std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
     if (!s->fault_class.empty()) class_names_.push_back(name);
   std::sort(class_names_.begin(), class_names_.end());
 
+  const bool null_trigger = symptoms.empty();
+  std::vector<uint32_t> starts = start_nodes(symptoms);
+  pending_.clear();
+  walk(starts);
+  ground();
+  if (!latent_requests_.empty()) {
+    hypothesise();
+    ground();
+  }
+  if (null_trigger) return {diagnose(starts, roots_, {}, true, false)};
+
+  return incidents(starts);
+}
+
+// The nodes the backward walk starts from: the symptoms (the earliest, within
+// the node budget) or, without a job symptom, every fault event.
+std::vector<uint32_t> Reasoner::start_nodes(const std::vector<uint32_t>& symptoms) {
   std::vector<uint32_t> starts;
-  bool null_trigger = symptoms.empty();
-  if (null_trigger) {
+  if (symptoms.empty()) {
     std::vector<uint32_t> evs;
     for (uint32_t cn : class_names_) {
       const NameList* nl = ix_.by_name(cn);
@@ -1502,17 +1523,56 @@ std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
       if (n != kNone) starts.push_back(n);
     }
   }
-  pending_.clear();
-  walk(starts);
-  ground();
-  if (!latent_requests_.empty()) {
-    hypothesise();
-    ground();
-  }
-  if (null_trigger) return {diagnose(starts, roots_, {}, true, false)};
+  return starts;
+}
 
-  // Incidents: connected components of the explanation graph. Symptoms whose
-  // explanations do not overlap stay apart.
+// Nothing connects: fall back to the fault evidence near the incident.
+Diagnosis Reasoner::fallback_diagnosis(const std::vector<uint32_t>& starts) {
+  int64_t t0 = std::numeric_limits<int64_t>::max(), t1 = std::numeric_limits<int64_t>::min();
+  for (uint32_t s : starts) {
+    const Rec& r = ix_.rec(nodes_[s].ev);
+    if (!r.has_wall()) continue;
+    t0 = std::min(t0, r.lo);
+    t1 = std::max(t1, r.hi);
+  }
+  std::string jk = job_key(ix_.ev(nodes_[starts[0]].ev), topo_);
+  std::vector<uint32_t> fstarts;
+  int64_t before = static_cast<int64_t>(std::max(600.0, ki_.max_window_s) * 1e6);
+  int64_t after = static_cast<int64_t>(std::max(60.0, o_.settle_s) * 1e6);
+  for (uint32_t cn : class_names_) {
+    const NameList* nl = ix_.by_name(cn);
+    if (!nl) continue;
+    auto take = [&](uint32_t e) {
+      if (fstarts.size() >= kMaxStarts) return;
+      const Event& ev = ix_.ev(e);
+      if (job_key(ev, topo_) != jk && jk.rfind("job/", 0) == 0) return;
+      if (skip_healed(e)) return;
+      fstarts.push_back(e);
+    };
+    if (t0 != std::numeric_limits<int64_t>::max()) {
+      auto cmp = [&](uint32_t i, int64_t t) { return ix_.rec(i).lo < t; };
+      auto b = std::lower_bound(nl->wall.begin(), nl->wall.end(), t0 - before, cmp);
+      auto en = std::lower_bound(b, nl->wall.end(), t1 + after, cmp);
+      for (auto it = b; it != en; ++it) take(*it);
+    } else {
+      for (uint32_t e : nl->wall) take(e);
+    }
+    for (uint32_t e : nl->nowall) take(e);
+  }
+  std::vector<uint32_t> fnodes;
+  for (uint32_t e : fstarts) {
+    uint32_t n = add_node_for(e);
+    if (n != kNone) fnodes.push_back(n);
+  }
+  pending_.clear();
+  walk(fnodes);
+  ground();
+  return diagnose(starts, roots_, {}, false, true);
+}
+
+// Incidents: connected components of the explanation graph. Symptoms whose
+// explanations do not overlap stay apart.
+std::vector<Diagnosis> Reasoner::incidents(const std::vector<uint32_t>& starts) {
   std::vector<uint32_t> parent(nodes_.size());
   std::iota(parent.begin(), parent.end(), 0u);
   auto find = [&](uint32_t x) {
@@ -1532,49 +1592,7 @@ std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
     else
       orphans.insert(orphans.end(), syms.begin(), syms.end());
   }
-  if (rooted.empty()) {
-    // Nothing connects: fall back to the fault evidence near the incident.
-    int64_t t0 = std::numeric_limits<int64_t>::max(), t1 = std::numeric_limits<int64_t>::min();
-    for (uint32_t s : starts) {
-      const Rec& r = ix_.rec(nodes_[s].ev);
-      if (!r.has_wall()) continue;
-      t0 = std::min(t0, r.lo);
-      t1 = std::max(t1, r.hi);
-    }
-    std::string jk = job_key(ix_.ev(nodes_[starts[0]].ev), topo_);
-    std::vector<uint32_t> fstarts;
-    int64_t before = static_cast<int64_t>(std::max(600.0, ki_.max_window_s) * 1e6);
-    int64_t after = static_cast<int64_t>(std::max(60.0, o_.settle_s) * 1e6);
-    for (uint32_t cn : class_names_) {
-      const NameList* nl = ix_.by_name(cn);
-      if (!nl) continue;
-      auto take = [&](uint32_t e) {
-        if (fstarts.size() >= kMaxStarts) return;
-        const Event& ev = ix_.ev(e);
-        if (job_key(ev, topo_) != jk && jk.rfind("job/", 0) == 0) return;
-        if (skip_healed(e)) return;
-        fstarts.push_back(e);
-      };
-      if (t0 != std::numeric_limits<int64_t>::max()) {
-        auto cmp = [&](uint32_t i, int64_t t) { return ix_.rec(i).lo < t; };
-        auto b = std::lower_bound(nl->wall.begin(), nl->wall.end(), t0 - before, cmp);
-        auto en = std::lower_bound(b, nl->wall.end(), t1 + after, cmp);
-        for (auto it = b; it != en; ++it) take(*it);
-      } else {
-        for (uint32_t e : nl->wall) take(e);
-      }
-      for (uint32_t e : nl->nowall) take(e);
-    }
-    std::vector<uint32_t> fnodes;
-    for (uint32_t e : fstarts) {
-      uint32_t n = add_node_for(e);
-      if (n != kNone) fnodes.push_back(n);
-    }
-    pending_.clear();
-    walk(fnodes);
-    ground();
-    return {diagnose(starts, roots_, {}, false, true)};
-  }
+  if (rooted.empty()) return {fallback_diagnosis(starts)};
   // Orphan symptoms join the rooted incident closest in time.
   std::map<uint32_t, std::vector<uint32_t>> extra;
   for (uint32_t s : orphans) {
