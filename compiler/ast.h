@@ -144,6 +144,7 @@ struct Decl {
   SrcRange range;  // the keyword
   Ident name;      // class/nature/pattern/signature/latent/rule/override target; test: its title
   bool is_abstract = false;
+  bool evicts = false;               // nature decl: a root of this nature is drained
   std::optional<Ident> parent;       // class parent, signature extends
   std::string override_kind;         // "signature" | "rule" | "latent"
   std::vector<Value> values;         // version: number; kb: name, version, requires; import: path;

@@ -764,6 +764,7 @@ class Builder {
       d.kind = K::nature;
       d.name = ident(na->name());
       if (na->STRING()) d.values.push_back(string_value(na->STRING()));
+      d.evicts = na->EVICTS != nullptr;
     } else if (auto* p = dynamic_cast<P::PatternDeclContext*>(c)) {
       d.kind = K::pattern;
       d.name = ident(p->name());

@@ -143,6 +143,10 @@ KnowledgeBase lower(const Sema& s) {
     return std::tie(a.loc.file, a.loc.line, a.loc.col, a.name) <
            std::tie(b.loc.file, b.loc.line, b.loc.col, b.name);
   };
+  for (const auto& [name, d] : s.natures)
+    kb.natures.push_back(
+        Nature{name, d->values.empty() ? "" : d->values[0].text, d->evicts, to_loc(d->name.range)});
+  std::sort(kb.natures.begin(), kb.natures.end(), by_loc);
   for (const auto& [name, r] : s.sigs)
     if (!r.abstract && r.ok) kb.signatures.push_back(r.sig);
   std::sort(kb.signatures.begin(), kb.signatures.end(), by_loc);

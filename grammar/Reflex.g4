@@ -12,7 +12,7 @@ topDecl
   | 'knowledge_base' STRING ('version' STRING)? ('requires' 'engine' STRING)? ';'?  # kbDecl
   | 'import' STRING ';'?                                                         # importDecl
   | 'class' name ('<' name)? STRING? ';'?                                        # classDecl
-  | 'nature' name STRING? ';'?                                                   # natureDecl
+  | 'nature' name STRING? EVICTS='evicts'? ';'?                                   # natureDecl
   | 'pattern' name '=' regexExpr ';'?                                            # patternDecl
   // No trailing comma: `group` is also a name, so `a, b,` before the next
   // `group` declaration would be ambiguous. An empty list is a semantic error.
@@ -125,7 +125,7 @@ name
   : ID
   | 'by' | 'as' | 'then' | 'lines' | 'count' | 'above' | 'below' | 'x' | 'median' | 'of' | 'last'
   | 'version' | 'requires' | 'engine' | 'extends' | 'root' | 'no' | 'event' | 'rank'
-  | 'matches' | 'group' | 'suspect' | 'background' | 'check'
+  | 'matches' | 'group' | 'suspect' | 'background' | 'check' | 'evicts'
   ;
 
 // ---- lexer ----

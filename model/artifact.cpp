@@ -35,6 +35,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RelationConstraint, lhs, rel, rh
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Rule, name, loc, cause, effect, where, min_s, max_s,
                                                 skew_s, strength)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FaultClass, name, parent, description, loc)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Nature, name, description, evicts, loc)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TestLog, host, source, line)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TestExpect, kind, device, fault_class, event, rank,
                                                 loc)
@@ -116,11 +117,19 @@ void from_json(const json& j, MatcherCache& c) {
 }
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KnowledgeBase, meta, artifact, matcher_cache,
-                                                classes, signatures, latents, rules, tests)
+                                                classes, natures, signatures, latents, rules, tests)
 
 namespace {
-constexpr char kMagic[8] = {'R', 'F', 'X', 'K', 'B', '\0', '\0', '\1'};
-}
+// "RFXKB\0" and the format version, big-endian, in the last two bytes.
+constexpr char kMagic[8] = {'R',
+                            'F',
+                            'X',
+                            'K',
+                            'B',
+                            '\0',
+                            char(kArtifactFormatVersion >> 8),
+                            char(kArtifactFormatVersion & 0xff)};
+}  // namespace
 
 const char* engine_version() {
   return REFLEX_VERSION;

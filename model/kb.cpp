@@ -113,6 +113,17 @@ const Latent* KnowledgeBase::find_latent(const std::string& name) const {
   return nullptr;
 }
 
+const Nature* KnowledgeBase::find_nature(const std::string& name) const {
+  for (auto& n : natures)
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+bool KnowledgeBase::nature_evicts(const std::string& n) const {
+  const Nature* d = n.empty() ? nullptr : find_nature(n);
+  return d ? d->evicts : true;
+}
+
 const FaultClass* KnowledgeBase::find_class(const std::string& name) const {
   for (auto& c : classes)
     if (c.name == name) return &c;

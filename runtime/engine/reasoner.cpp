@@ -1394,22 +1394,18 @@ std::vector<ChainLink> Reasoner::chain_of(const Scored& sc, const EventRef& root
 }
 
 void Reasoner::choose_evictions(Diagnosis* d, const std::vector<Scored>& scored) {
-  // Only devices at fault are evicted (docs/language.md §5, `nature`): an
-  // application, software or environment root (user code, configuration,
+  // Only devices at fault are evicted (docs/language.md, natures): a root
+  // whose nature does not declare `evicts` (user code, configuration,
   // storage) gets an action, not a drain; a minor finding (a remap pending)
   // is acted on without one.
-  auto non_hardware = [](const std::string& n) {
-    return n == "application" || n == "software" || n == "environment";
-  };
-  const bool evict = !d->root_causes.empty() && !non_hardware(d->root_causes[0].nature) &&
-                     d->root_causes[0].severity >= Severity::major;
-  if (!d->root_causes.empty() && !evict)
+  const RootCause* root = d->root_causes.empty() ? nullptr : &d->root_causes[0];
+  const bool at_fault = root && kb_.nature_evicts(root->nature);
+  const bool evict = at_fault && root->severity >= Severity::major;
+  if (root && !evict)
     note("no eviction: the root cause is " +
-         (non_hardware(d->root_causes[0].nature)
-              ? d->root_causes[0].nature
-              : d->root_causes[0].nature + " of " + to_string(d->root_causes[0].severity) +
-                    " severity") +
-         " (" + d->root_causes[0].fault_class + "); follow its action instead of draining devices");
+         (!at_fault ? root->nature
+                    : root->nature + " of " + to_string(root->severity) + " severity") +
+         " (" + root->fault_class + "); follow its action instead of draining devices");
   if (evict) {
     d->eviction_set.push_back(d->root_causes[0].device);
     uint32_t top = scored[0].node;

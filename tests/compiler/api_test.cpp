@@ -99,6 +99,28 @@ TEST(Api, LoadKbFromSourcesAndArtifact) {
   fs::remove(art);
 }
 
+TEST(Api, NaturesAreLoweredWithTheirEvictionFlag) {
+  CompileResult r = testing::check_text(
+      "reflex 1\nnature hw \"a device\" evicts\nnature app \"user code\"\n"
+      "nature evicts\n");  // `evicts` is a name too
+  ASSERT_TRUE(r.kb) << testing::dump(r);
+  const KnowledgeBase& kb = *r.kb;
+  ASSERT_EQ(kb.natures.size(), 3u);
+  EXPECT_EQ(kb.natures[0].name, "hw");  // declaration order
+  EXPECT_EQ(kb.natures[0].description, "a device");
+  EXPECT_TRUE(kb.natures[0].evicts);
+  EXPECT_FALSE(kb.natures[1].evicts);
+  EXPECT_EQ(kb.natures[2].name, "evicts");
+  EXPECT_TRUE(kb.nature_evicts("hw"));
+  EXPECT_FALSE(kb.nature_evicts("app"));
+  EXPECT_TRUE(kb.nature_evicts(""));  // a root without a nature is a device at fault
+  // ... and survive the artifact.
+  auto back = kb_from_cbor(kb_to_cbor(kb), nullptr);
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->natures.size(), 3u);
+  EXPECT_FALSE(back->nature_evicts("app"));
+}
+
 TEST(Api, LoadKbReportsDiagnostics) {
   std::string err;
   EXPECT_FALSE(load_kb(std::string(REFLEX_GOLDEN_DIR) + "/E012_unknown_event.rfx", &err));

@@ -29,7 +29,8 @@ TEST_P(BdfTest, Normalises) {
 
 INSTANTIATE_TEST_SUITE_P(
     Core, BdfTest,
-    ::testing::Values(BdfCase{"PCI:0000:18:00", "0000:18:00.0"},  // Xid line form (interfaces.md §1)
+    ::testing::Values(BdfCase{"PCI:0000:18:00",
+                              "0000:18:00.0"},  // Xid line form (interfaces.md §1)
                       BdfCase{"0000:B3:00.0", "0000:b3:00.0"}, BdfCase{"18:00.0", "0000:18:00.0"},
                       BdfCase{"0009:01:00", "0009:01:00.0"},
                       BdfCase{"00000000:86:00.0", "0000:86:00.0"},  // Fabric Manager
@@ -122,7 +123,8 @@ TEST(Artifact, RoundTripAndRefusals) {
   {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     auto body = kb_to_cbor(sample_kb());
-    out.write("RFXKB\0\0\1", 8);
+    const char head[8] = {'R', 'F', 'X', 'K', 'B', '\0', '\0', char(kArtifactFormatVersion)};
+    out.write(head, 8);
     out.write(reinterpret_cast<const char*>(body.data()),
               static_cast<std::streamsize>(body.size() / 2));
   }

@@ -969,3 +969,30 @@ TEST(Engine, DeclaredBackgroundIsDiscountedButStandsAlone) {
   ASSERT_FALSE(ds2[0].root_causes.empty());
   EXPECT_EQ(ds2[0].root_causes[0].device, "node-0");
 }
+
+TEST(Engine, EvictionFollowsTheDeclaredNature) {
+  // Whether a root is drained is the KB's word (`nature N "..." evicts`), not
+  // a list of nature names in the engine: the same cascade under a nature
+  // declared with and without `evicts`, and under one the KB never declared.
+  for (int declared : {1, 0, -1}) {
+    auto b = cascade_kb();
+    for (auto& s : b.kb.signatures)
+      if (s.name == "t_pcie_fatal") s.nature = "wiring";
+    if (declared >= 0) b.kb.natures.push_back(Nature{"wiring", "test", declared == 1, {}});
+    auto t = topo(topo_json(2, {{"job-1", {0, 1}}}));
+    auto ds = diagnose_events(b.kb, *t, cascade_events(1, 3, 2));
+    ASSERT_EQ(ds.size(), 1u);
+    ASSERT_FALSE(ds[0].root_causes.empty());
+    EXPECT_EQ(ds[0].root_causes[0].device, pcie(1, 3));
+    EXPECT_EQ(ds[0].root_causes[0].nature, "wiring");
+    if (declared == 0) {
+      EXPECT_TRUE(ds[0].eviction_set.empty()) << "declared without evicts";
+      bool noted = false;
+      for (auto& n : ds[0].notes) noted |= n.find("no eviction: the root cause is wiring") == 0;
+      EXPECT_TRUE(noted);
+    } else {
+      ASSERT_FALSE(ds[0].eviction_set.empty()) << "declared=" << declared;
+      EXPECT_EQ(ds[0].eviction_set.front(), pcie(1, 3));
+    }
+  }
+}

@@ -205,6 +205,15 @@ struct FaultClass {
   SourceLoc loc;
 };
 
+// `nature NAME "..." [evicts]`: what kind of thing is at fault. Only a root
+// whose nature evicts gets an eviction set (docs/language.md, natures).
+struct Nature {
+  std::string name;
+  std::string description;
+  bool evicts = false;
+  SourceLoc loc;
+};
+
 struct TestLog {
   std::string host;
   Transport source = kTransportKernel;
@@ -261,6 +270,7 @@ struct KnowledgeBase {
   ArtifactInfo artifact;
   MatcherCache matcher_cache;  // empty unless loaded from an artifact that has one
   std::vector<FaultClass> classes;
+  std::vector<Nature> natures;        // declaration order
   std::vector<Signature> signatures;  // abstract signatures are not included
   std::vector<Latent> latents;
   std::vector<Rule> rules;
@@ -271,10 +281,16 @@ struct KnowledgeBase {
   const Signature* find_signature(const std::string& name) const;
   const Latent* find_latent(const std::string& name) const;
   const FaultClass* find_class(const std::string& name) const;
+  const Nature* find_nature(const std::string& name) const;
+  // Whether a root of nature `n` is drained: a declared nature says so; a
+  // root without a nature, or a KB that declares none, is a device at fault.
+  bool nature_evicts(const std::string& n) const;
   // The standard class at the top of `cls`'s parent chain ("" if unknown).
   std::string standard_class(const std::string& cls) const;
 };
 
-constexpr int kArtifactFormatVersion = 1;
+// 2: natures (and whether each evicts) are recorded; a format-1 artifact
+// would drain user-code roots, so it is refused and rebuilt.
+constexpr int kArtifactFormatVersion = 2;
 
 }  // namespace reflex
