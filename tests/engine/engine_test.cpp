@@ -129,8 +129,8 @@ TEST(Engine, RootOnAnUnnamedDeviceIsItsHost) {
   auto b = cascade_kb();
   auto t = topo(topo_json(1, {{"job-1", {0}}}));
   std::vector<Event> v;
-  Event x = ev("t_gpu_off_bus", "node-0/gpu@unknown", DeviceKind::gpu, "node-0", 100,
-               "node-0/kernel");
+  Event x =
+      ev("t_gpu_off_bus", "node-0/gpu@unknown", DeviceKind::gpu, "node-0", 100, "node-0/kernel");
   x.placeholder_device = true;
   v.push_back(x);
   v.push_back(ev("t_cuda_error", rank("job-1", 2), DeviceKind::rank, "node-0", 101, "node-0/app"));
