@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "index.h"
+#include "reflex/device_id.h"
 
 namespace reflex::engine {
 namespace {
@@ -73,6 +74,14 @@ std::string ref_str(const DeviceRef& r) {
   return s;
 }
 
+// A placeholder that can name a field: lower-case identifier, not {event}/{count}.
+bool is_field_name(const std::string& k) {
+  if (k.empty() || k == "event" || k == "count") return false;
+  for (char c : k)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
 std::string relation_text(const Rule& r) {
   if (r.where.empty()) return "any";
   std::string s;
@@ -83,31 +92,46 @@ std::string relation_text(const Rule& r) {
   return s;
 }
 
-// Expands {field}, {device}, {host} (unknown placeholders stay as written).
+// Expands {field}, {device}, {host}. The compiler checks that every other
+// placeholder names a field, so with an event a field the line did not carry
+// (an optional capture, a BDF the poster elided) reads "unknown" instead of the
+// raw "{bdf}". Directly adjacent placeholders are alternatives (`{sensor}{fi_sensor}`:
+// two captures of one value in different formats): the present ones are
+// written, "unknown" only when none is. Without an event they stay as written.
 std::string expand(const std::string& tpl, const Event* ev, const std::string& device,
                    const std::string& host) {
+  auto lookup = [&](const std::string& key) -> const std::string* {
+    if (key == "device") return &device;
+    if (key == "host") return &host;
+    if (!ev) return nullptr;
+    const std::string* v = ev->field(key);
+    return v ? v : ev->binding(key);
+  };
   std::string out;
   for (size_t i = 0; i < tpl.size();) {
-    if (tpl[i] == '{') {
-      auto close = tpl.find('}', i);
-      if (close != std::string::npos) {
-        std::string key = tpl.substr(i + 1, close - i - 1);
-        const std::string* v = nullptr;
-        if (key == "device")
-          v = &device;
-        else if (key == "host")
-          v = &host;
-        else if (ev)
-          v = ev->field(key);
-        if (!v && ev) v = ev->binding(key);
-        if (v) {
-          out += *v;
-          i = close + 1;
-          continue;
-        }
-      }
+    if (tpl[i] != '{' || tpl.find('}', i) == std::string::npos) {
+      out += tpl[i++];
+      continue;
     }
-    out += tpl[i++];
+    // The run of adjacent placeholders starting here.
+    std::string run;
+    bool any = false, absent_field = false;
+    while (i < tpl.size() && tpl[i] == '{') {
+      size_t close = tpl.find('}', i);
+      if (close == std::string::npos) break;
+      std::string key = tpl.substr(i + 1, close - i - 1);
+      if (const std::string* v = lookup(key)) {
+        run += *v;
+        any = true;
+      } else if (ev && is_field_name(key)) {
+        absent_field = true;
+      } else {
+        run += tpl.substr(i, close - i + 1);
+      }
+      i = close + 1;
+    }
+    out += run;
+    if (!any && absent_field) out += "unknown";
   }
   return out;
 }
@@ -149,6 +173,11 @@ class Reasoner {
       : kb_(kb), ki_(ki), topo_(topo), ix_(ix), o_(o), in_(ix.interner()) {}
 
   std::vector<Diagnosis> run(const std::vector<uint32_t>& symptoms);
+  // The parts of run(): the graph nodes the walk starts from; the incidents of
+  // the explanation graph's components; the fallback when no symptom connects.
+  std::vector<uint32_t> start_nodes(const std::vector<uint32_t>& symptoms);
+  std::vector<Diagnosis> incidents(const std::vector<uint32_t>& starts);
+  Diagnosis fallback_diagnosis(const std::vector<uint32_t>& starts);
 
  private:
   // ---- graph ----
@@ -935,6 +964,13 @@ void Reasoner::hypothesise() {
 // the rank that printed it) is that rank's; folded repeats (count > 1) may come
 // from several ranks and keep the coarser device.
 std::string Reasoner::most_specific_device(const Event& ev, const std::string& dev) const {
+  // The line did not name its device (`Xid (PCI:...)`, NCCL's `port error`
+  // without a NIC): "<host>/gpu@unknown" is no device one can drain; the host
+  // that logged it is what the evidence names.
+  if (!ev.host.empty()) {
+    const DeviceIdView id = DeviceIdView::parse(dev);
+    if (id.valid && id.placeholder && id.key == "unknown" && id.host == ev.host) return ev.host;
+  }
   if ((ev.kind != DeviceKind::host && ev.kind != DeviceKind::job) || ev.count != 1) return dev;
   for (const auto& [name, bound] : ev.bindings) {
     auto info = topo_.device(bound);
@@ -1432,9 +1468,25 @@ std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
     if (!s->fault_class.empty()) class_names_.push_back(name);
   std::sort(class_names_.begin(), class_names_.end());
 
+  const bool null_trigger = symptoms.empty();
+  std::vector<uint32_t> starts = start_nodes(symptoms);
+  pending_.clear();
+  walk(starts);
+  ground();
+  if (!latent_requests_.empty()) {
+    hypothesise();
+    ground();
+  }
+  if (null_trigger) return {diagnose(starts, roots_, {}, true, false)};
+
+  return incidents(starts);
+}
+
+// The nodes the backward walk starts from: the symptoms (the earliest, within
+// the node budget) or, without a job symptom, every fault event.
+std::vector<uint32_t> Reasoner::start_nodes(const std::vector<uint32_t>& symptoms) {
   std::vector<uint32_t> starts;
-  bool null_trigger = symptoms.empty();
-  if (null_trigger) {
+  if (symptoms.empty()) {
     std::vector<uint32_t> evs;
     for (uint32_t cn : class_names_) {
       const NameList* nl = ix_.by_name(cn);
@@ -1467,17 +1519,56 @@ std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
       if (n != kNone) starts.push_back(n);
     }
   }
-  pending_.clear();
-  walk(starts);
-  ground();
-  if (!latent_requests_.empty()) {
-    hypothesise();
-    ground();
-  }
-  if (null_trigger) return {diagnose(starts, roots_, {}, true, false)};
+  return starts;
+}
 
-  // Incidents: connected components of the explanation graph. Symptoms whose
-  // explanations do not overlap stay apart.
+// Nothing connects: fall back to the fault evidence near the incident.
+Diagnosis Reasoner::fallback_diagnosis(const std::vector<uint32_t>& starts) {
+  int64_t t0 = std::numeric_limits<int64_t>::max(), t1 = std::numeric_limits<int64_t>::min();
+  for (uint32_t s : starts) {
+    const Rec& r = ix_.rec(nodes_[s].ev);
+    if (!r.has_wall()) continue;
+    t0 = std::min(t0, r.lo);
+    t1 = std::max(t1, r.hi);
+  }
+  std::string jk = job_key(ix_.ev(nodes_[starts[0]].ev), topo_);
+  std::vector<uint32_t> fstarts;
+  int64_t before = static_cast<int64_t>(std::max(600.0, ki_.max_window_s) * 1e6);
+  int64_t after = static_cast<int64_t>(std::max(60.0, o_.settle_s) * 1e6);
+  for (uint32_t cn : class_names_) {
+    const NameList* nl = ix_.by_name(cn);
+    if (!nl) continue;
+    auto take = [&](uint32_t e) {
+      if (fstarts.size() >= kMaxStarts) return;
+      const Event& ev = ix_.ev(e);
+      if (job_key(ev, topo_) != jk && jk.rfind("job/", 0) == 0) return;
+      if (skip_healed(e)) return;
+      fstarts.push_back(e);
+    };
+    if (t0 != std::numeric_limits<int64_t>::max()) {
+      auto cmp = [&](uint32_t i, int64_t t) { return ix_.rec(i).lo < t; };
+      auto b = std::lower_bound(nl->wall.begin(), nl->wall.end(), t0 - before, cmp);
+      auto en = std::lower_bound(b, nl->wall.end(), t1 + after, cmp);
+      for (auto it = b; it != en; ++it) take(*it);
+    } else {
+      for (uint32_t e : nl->wall) take(e);
+    }
+    for (uint32_t e : nl->nowall) take(e);
+  }
+  std::vector<uint32_t> fnodes;
+  for (uint32_t e : fstarts) {
+    uint32_t n = add_node_for(e);
+    if (n != kNone) fnodes.push_back(n);
+  }
+  pending_.clear();
+  walk(fnodes);
+  ground();
+  return diagnose(starts, roots_, {}, false, true);
+}
+
+// Incidents: connected components of the explanation graph. Symptoms whose
+// explanations do not overlap stay apart.
+std::vector<Diagnosis> Reasoner::incidents(const std::vector<uint32_t>& starts) {
   std::vector<uint32_t> parent(nodes_.size());
   std::iota(parent.begin(), parent.end(), 0u);
   auto find = [&](uint32_t x) {
@@ -1497,49 +1588,7 @@ std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
     else
       orphans.insert(orphans.end(), syms.begin(), syms.end());
   }
-  if (rooted.empty()) {
-    // Nothing connects: fall back to the fault evidence near the incident.
-    int64_t t0 = std::numeric_limits<int64_t>::max(), t1 = std::numeric_limits<int64_t>::min();
-    for (uint32_t s : starts) {
-      const Rec& r = ix_.rec(nodes_[s].ev);
-      if (!r.has_wall()) continue;
-      t0 = std::min(t0, r.lo);
-      t1 = std::max(t1, r.hi);
-    }
-    std::string jk = job_key(ix_.ev(nodes_[starts[0]].ev), topo_);
-    std::vector<uint32_t> fstarts;
-    int64_t before = static_cast<int64_t>(std::max(600.0, ki_.max_window_s) * 1e6);
-    int64_t after = static_cast<int64_t>(std::max(60.0, o_.settle_s) * 1e6);
-    for (uint32_t cn : class_names_) {
-      const NameList* nl = ix_.by_name(cn);
-      if (!nl) continue;
-      auto take = [&](uint32_t e) {
-        if (fstarts.size() >= kMaxStarts) return;
-        const Event& ev = ix_.ev(e);
-        if (job_key(ev, topo_) != jk && jk.rfind("job/", 0) == 0) return;
-        if (skip_healed(e)) return;
-        fstarts.push_back(e);
-      };
-      if (t0 != std::numeric_limits<int64_t>::max()) {
-        auto cmp = [&](uint32_t i, int64_t t) { return ix_.rec(i).lo < t; };
-        auto b = std::lower_bound(nl->wall.begin(), nl->wall.end(), t0 - before, cmp);
-        auto en = std::lower_bound(b, nl->wall.end(), t1 + after, cmp);
-        for (auto it = b; it != en; ++it) take(*it);
-      } else {
-        for (uint32_t e : nl->wall) take(e);
-      }
-      for (uint32_t e : nl->nowall) take(e);
-    }
-    std::vector<uint32_t> fnodes;
-    for (uint32_t e : fstarts) {
-      uint32_t n = add_node_for(e);
-      if (n != kNone) fnodes.push_back(n);
-    }
-    pending_.clear();
-    walk(fnodes);
-    ground();
-    return {diagnose(starts, roots_, {}, false, true)};
-  }
+  if (rooted.empty()) return {fallback_diagnosis(starts)};
   // Orphan symptoms join the rooted incident closest in time.
   std::map<uint32_t, std::vector<uint32_t>> extra;
   for (uint32_t s : orphans) {

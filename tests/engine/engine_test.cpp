@@ -105,7 +105,8 @@ TEST(Engine, ActionPlaceholdersAndSubclass) {
   for (auto& s : b.kb.signatures)
     if (s.name == "t_gpu_off_bus") {
       s.fault_class = "gpu_bus_loss_variant";
-      s.action = "drain {host}; replace {device} at {bdf} ({nope})";
+      // {nope}: a field this line did not carry; {bdf}{alt_bdf}: alternatives.
+      s.action = "drain {host}; replace {device} at {bdf}{alt_bdf} link {nope}";
     }
   auto t = topo(topo_json(1, {{"job-1", {0}}}));
   std::vector<Event> v;
@@ -119,7 +120,25 @@ TEST(Engine, ActionPlaceholdersAndSubclass) {
   auto& r = ds[0].root_causes[0];
   EXPECT_EQ(r.fault_class, "gpu_fallen_off_bus");
   EXPECT_EQ(r.subclass, "gpu_bus_loss_variant");
-  EXPECT_EQ(r.action, "drain node-0; replace node-0/gpu2 at 0000:31:00.0 ({nope})");
+  EXPECT_EQ(r.action, "drain node-0; replace node-0/gpu2 at 0000:31:00.0 link unknown");
+}
+
+// A line that names no GPU (`Xid (PCI:...)`) lands on "<host>/gpu@unknown":
+// the root and the eviction set name the host that logged it, not that id.
+TEST(Engine, RootOnAnUnnamedDeviceIsItsHost) {
+  auto b = cascade_kb();
+  auto t = topo(topo_json(1, {{"job-1", {0}}}));
+  std::vector<Event> v;
+  Event x =
+      ev("t_gpu_off_bus", "node-0/gpu@unknown", DeviceKind::gpu, "node-0", 100, "node-0/kernel");
+  x.placeholder_device = true;
+  v.push_back(x);
+  v.push_back(ev("t_cuda_error", rank("job-1", 2), DeviceKind::rank, "node-0", 101, "node-0/app"));
+  auto ds = diagnose_events(b.kb, *t, v);
+  ASSERT_EQ(ds.size(), 1u);
+  ASSERT_FALSE(ds[0].root_causes.empty());
+  EXPECT_EQ(ds[0].root_causes[0].device, "node-0");
+  EXPECT_EQ(ds[0].eviction_set, std::vector<std::string>{"node-0"});
 }
 
 TEST(Engine, FanInNamesTheOneGpu) {
