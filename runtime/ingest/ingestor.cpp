@@ -76,6 +76,19 @@ struct Ingestor::Impl {
   // Signatures with identical field declarations (names and types) type
   // captures identically: same class id.
   std::vector<uint32_t> typing_class;
+  // Per pattern: the `when` results of its signatures, memoised on the typed
+  // values of the fields those conditions read (a storm repeats one Xid: ~50
+  // conditions per line become one lookup). A condition is a pure function of
+  // the first capture of each field it names, so the memo is exact.
+  struct WhenMemo {
+    bool on = false;
+    std::vector<std::string> fields;  // every field any condition of the pattern reads
+    std::unordered_map<std::string, std::vector<uint8_t>> rows;  // key -> result per first_of slot
+    uint64_t lookups = 0, misses = 0;
+  };
+  static constexpr size_t kMemoRows = 4096;
+  std::vector<WhenMemo> when_memo;
+  std::string memo_key;
   std::string stream_key;
   std::unordered_map<std::string, Stream> streams;
   size_t pending_total = 0;
@@ -266,11 +279,76 @@ struct Ingestor::Impl {
       typing_class.push_back(
           classes.emplace(std::move(key), static_cast<uint32_t>(classes.size())).first->second);
     }
+    build_when_memo();
     emit_fn = [this](Event&& ev) {
       ++stats.events;
       if (sink) sink(std::move(ev));
     };
   }
+
+  static void condition_fields(const Condition& c, std::vector<std::string>* out) {
+    for (const Condition& k : c.children) condition_fields(k, out);
+    if (!c.field.empty() && std::find(out->begin(), out->end(), c.field) == out->end())
+      out->push_back(c.field);
+  }
+
+  void build_when_memo() {
+    const auto& pats = matcher.patterns();
+    const auto& sigs = matcher.signatures();
+    when_memo.resize(pats.size());
+    for (size_t p = 0; p < pats.size(); ++p) {
+      WhenMemo& m = when_memo[p];
+      size_t conditions = 0;
+      for (uint32_t si : pats[p].first_of) {
+        const Signature& sig = *sigs[si].sig;
+        if (sig.suspect || sigs[si].part_pattern.size() > 1 || !sig.when) continue;
+        ++conditions;
+        condition_fields(*sig.when, &m.fields);
+      }
+      m.on = conditions >= 4 && m.fields.size() <= 4;  // few conditions: evaluating is as cheap
+    }
+  }
+
+  // The `when` results for the first_of slots of pattern p whose typing
+  // class is `cls` (typed captures in `typed`); nullptr = evaluate directly.
+  const std::vector<uint8_t>* when_row(uint32_t p, uint32_t cls, const FieldValues& typed) {
+    WhenMemo& m = when_memo[p];
+    if (!m.on) return nullptr;
+    memo_key.assign(reinterpret_cast<const char*>(&cls), sizeof cls);
+    for (const std::string& f : m.fields) {
+      auto it =
+          std::find_if(typed.begin(), typed.end(), [&](const auto& kv) { return kv.first == f; });
+      if (it == typed.end()) {
+        memo_key += '\x01';  // absent
+      } else {
+        memo_key += '\x02';
+        memo_key += it->second;
+        memo_key += '\0';
+      }
+    }
+    ++m.lookups;
+    auto hit = m.rows.find(memo_key);
+    if (hit != m.rows.end()) return &hit->second;
+    ++m.misses;
+    // Mostly distinct values (a temperature, a counter): the memo does not pay.
+    if (m.lookups >= 2048 && m.misses * 2 > m.lookups) {
+      m.on = false;
+      m.rows.clear();
+      return nullptr;
+    }
+    const auto& pats = matcher.patterns();
+    const auto& sigs = matcher.signatures();
+    const auto& first = pats[p].first_of;
+    std::vector<uint8_t> row(first.size(), 0);
+    for (size_t j = 0; j < first.size(); ++j)
+      if (typing_class[first[j]] == cls) row[j] = sigs[first[j]].compiled->when_holds(typed);
+    if (m.rows.size() >= kMemoRows) {
+      scratch_row = std::move(row);
+      return &scratch_row;
+    }
+    return &m.rows.emplace(memo_key, std::move(row)).first->second;
+  }
+  std::vector<uint8_t> scratch_row;
 
   void note_placeholder(const std::string& id) {
     ++stats.placeholder_devices;
@@ -474,7 +552,9 @@ struct Ingestor::Impl {
         if ((pi.prefilter || !pi.anchor_dropped) && hit_in_msg(p, rec)) ++stats.prefilter_rejects;
         continue;
       }
-      for (uint32_t si : pi.first_of) {
+      const std::vector<uint8_t>* row = nullptr;
+      for (size_t slot = 0; slot < pi.first_of.size(); ++slot) {
+        const uint32_t si = pi.first_of[slot];
         const ingest::SigInfo& s = sigs[si];
         if (s.sig->suspect) {  // judged after the line's real signatures
           if (suspect == UINT32_MAX) suspect = si;
@@ -497,8 +577,9 @@ struct Ingestor::Impl {
           tmp = caps;
           typed_ok = s.compiled->type_fields(&tmp);
           typed_class = typing_class[si];
+          row = typed_ok ? when_row(p, typed_class, tmp) : nullptr;
         }
-        if (!typed_ok || !s.compiled->when_holds(tmp)) {
+        if (!typed_ok || !(row ? (*row)[slot] != 0 : s.compiled->when_holds(tmp))) {
           ++stats.rejected_by_when;
           continue;
         }
