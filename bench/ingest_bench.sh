@@ -26,6 +26,7 @@
 #   REFLEX_BENCH_KB=...       knowledge base (default: kb/ if it loads, else bench/kb)
 #   REFLEX_BENCH_SAMPLE_MB=16 how much the naive std::regex loop reads
 #   REFLEX_BENCH_CORE=0       CPU to pin to (empty = no pinning)
+#   REFLEX_BENCH_THREADS=2    --threads for the threaded run (not pinned; wall time vs one thread)
 #   REFLEX_BENCH_PROFILES="mixed telemetry storm"  the mixes (bench/gen_logs.py --profile),
 #                             each in its own bundle and table
 set -euo pipefail
@@ -101,6 +102,12 @@ timeit "reflex events" "${PIN[@]}" "$REFLEX" events --kb "$KB" "$BUNDLE"
 # pattern database is precompiled in it.
 "$REFLEXC" build "$KB" -o "$DIR/kb.art" 2>/dev/null
 timeit "reflex events (artifact)" "${PIN[@]}" "$REFLEX" events --kb "$DIR/kb.art" "$BUNDLE"
+cp "$DIR/out.txt" "$DIR/out-1thread.txt"
+# --threads: not pinned (it is meant to use the cores); its figure is wall
+# time against the one-thread run's, and its output must be the same bytes.
+THREADS=${REFLEX_BENCH_THREADS:-2}
+timeit "reflex events --threads $THREADS (artifact)" "$REFLEX" events --kb "$DIR/kb.art" --threads "$THREADS" "$BUNDLE"
+if cmp -s "$DIR/out.txt" "$DIR/out-1thread.txt"; then SAME=byte-identical; else SAME="DIFFERENT (a bug)"; fi
 "$REFLEX" events --kb "$KB" --stats "$BUNDLE" 2>"$DIR/stats.json" >"$DIR/events.jsonl" || true
 EVENTS=$(wc -l <"$DIR/events.jsonl")
 RG_MATCHED=$(rg -c -j1 --no-ignore -f "$DIR/patterns.re2" "${FILES[@]}" | awk -F: '{s += $NF} END {print s + 0}')
@@ -119,7 +126,8 @@ for name in "wc -l" "grep -E -c -f" "rg -c -j1 -f" "naive std::regex (extrapolat
     "$(echo "$LINES / $s" | bc -l)" "$(echo "$BYTES / 1048576 / $s" | bc -l)" \
     "$(echo "${SECS["wc -l"]} / $s" | bc -l)" "$(echo "${SECS["rg -c -j1 -f"]} / $s" | bc -l)"
 done
-echo "reflex events: $(echo "${REFLEX_MATCHED:-0} / ${SECS["reflex events"]}" | bc) matched lines/s of CPU"
+echo "reflex events: $(echo "${REFLEX_MATCHED:-0} / ${SECS["reflex events"]}" | bc) matched lines/s of CPU (sources), $(echo "${REFLEX_MATCHED:-0} / ${SECS["reflex events (artifact)"]}" | bc) (artifact)"
+echo "reflex events --threads $THREADS (artifact): wall $(echo "scale=2; ${WALL["reflex events (artifact)"]} / ${WALL["reflex events --threads $THREADS (artifact)"]}" | bc -l)x the one-thread run's (${WALL["reflex events (artifact)"]} s -> ${WALL["reflex events --threads $THREADS (artifact)"]} s wall, $(echo "scale=2; ${SECS["reflex events --threads $THREADS (artifact)"]}" | bc -l) s CPU), output $SAME"
 echo "(throughput and ratios use CPU time, user+sys; ratios are relative throughput, >1 = faster;"
 echo " naive std::regex read ${SAMPLE_MB} MB (its own timer, CPU-bound) and was extrapolated;"
 echo " the floor is read(2) + hs_scan of every byte with the same patterns, compile excluded)"

@@ -18,6 +18,9 @@ struct IngestOptions {
   // can match are parsed (README, "Ingest"). false = parse every line (tests,
   // exact per-line format counters).
   bool chunk_mode = true;
+  // read_bundle: files read by this many threads, merged in walk order
+  // (events, storms, counters and notes identical to one thread).
+  unsigned threads = 1;
 };
 
 // A line that looked like fault evidence but matched no signature.

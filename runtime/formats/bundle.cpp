@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -231,8 +230,8 @@ class LineReader {
 
 // Wall time of the first line of a file that carries its own time (looked at
 // within the first kPrescanLines lines), for the untimed lines before it.
-std::optional<int64_t> lead_time(const fs::path& path, const FileContext& ctx) {
-  LineReader r(path.string());
+std::optional<int64_t> lead_time(const std::string& path, const FileContext& ctx) {
+  LineReader r(path);
   if (!r.ok() || r.looks_binary()) return std::nullopt;
   auto empty = Topology::empty();
   LineParserImpl p(*empty, FormatOptions{}, nullptr);
@@ -290,21 +289,124 @@ bool for_each_bundle_line(const std::string& bundle_dir,
   return for_each_bundle_block(bundle_dir, fn, nullptr, nullptr, stats, error);
 }
 
-bool for_each_bundle_block(const std::string& bundle_dir,
-                           const std::function<void(const BundleLine&)>& fn,
-                           const std::function<void(const BundleBlock&)>& block_fn,
-                           const std::function<bool(const FileContext*)>& want_blocks,
-                           FormatStats* stats, std::string* error) {
+namespace {
+
+using NoteFn = std::function<void(std::string)>;
+
+// Every host directory under hosts/ with its files (rotated ones oldest
+// first), boot_time and timezone; sorted by host name.
+std::vector<HostDir> list_hosts(const fs::path& hosts, const NoteFn& note, FormatStats* stats,
+                                std::error_code& ec) {
+  std::vector<HostDir> dirs;
+  for (auto it = fs::directory_iterator(hosts, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    if (!it->is_directory(ec)) {
+      note("hosts/" + name + " is not a host directory; skipped");
+      ++stats->skipped_files;
+      continue;
+    }
+    HostDir h;
+    h.name = name;
+    h.path = it->path();
+    for (auto f = fs::recursive_directory_iterator(
+             h.path, fs::directory_options::skip_permission_denied, ec);
+         !ec && f != fs::recursive_directory_iterator(); f.increment(ec)) {
+      if (f->path().filename().string()[0] == '.') {
+        if (f->is_directory(ec)) f.disable_recursion_pending();
+        continue;
+      }
+      if (!f->is_regular_file(ec)) continue;
+      // Lexical: a symlinked file keeps its name in the bundle (not its target's).
+      std::string rel = f->path().lexically_relative(h.path).generic_string();
+      if (f.depth() == 0 && is_special_file(rel)) {
+        std::string v = read_small_file(f->path());
+        if (rel == "boot_time") {
+          Civil c;
+          if (size_t n = parse_iso(v, &c); n && n == v.size()) {
+            h.boot_time_us = to_us(c, c.year, c.has_zone ? c.zone_s : 0);
+          } else if (auto secs = parse_float(v); secs && *secs > 0) {
+            h.boot_time_us = int64_t(*secs * 1e6);  // epoch seconds, as `date +%s` writes
+          } else {
+            note("hosts/" + name + "/boot_time is not an ISO-8601 instant ('" + v.substr(0, 64) +
+                 "'); raw dmesg times of that host stay boot-relative");
+          }
+        } else {
+          h.timezone = v;
+        }
+        continue;
+      }
+      h.files.emplace_back(file_key(rel), rel);
+    }
+    if (ec) {
+      note("cannot list hosts/" + name + ": " + ec.message());
+      ec.clear();
+    }
+    std::sort(h.files.begin(), h.files.end());
+    dirs.push_back(std::move(h));
+  }
+  std::sort(dirs.begin(), dirs.end(),
+            [](const HostDir& a, const HostDir& b) { return a.name < b.name; });
+  return dirs;
+}
+
+// The year for year-less formats: the first line with a full date, else a boot_time.
+void bundle_year(const std::vector<HostDir>& dirs, std::optional<int>* year,
+                 std::optional<int64_t>* ref_us) {
+  auto empty = Topology::empty();
+  LineParserImpl p(*empty, FormatOptions{}, nullptr);
+  LogRecord rec;
+  for (const auto& h : dirs) {
+    for (const auto& [key, rel] : h.files) {
+      LineReader r((h.path / rel).string());
+      if (!r.ok() || r.looks_binary()) continue;
+      FileContext ctx;
+      ctx.host_dir = h.name;
+      p.begin_file(ctx);
+      std::string_view line;
+      bool cut;
+      for (size_t n = 0; n < kPrescanLines && r.next(&line, &cut); ++n) {
+        if (p.parse(line, n + 1, &rec) && p.dated_year() && rec.time.wall && !rec.time_inherited &&
+            p.dated_year() >= 2000) {
+          *year = p.dated_year();
+          *ref_us = rec.time.wall;
+          return;
+        }
+      }
+    }
+  }
+  for (const auto& h : dirs)
+    if (h.boot_time_us) {
+      *year = year_of_us(*h.boot_time_us);
+      *ref_us = h.boot_time_us;
+      return;
+    }
+}
+
+// The host's timezone as a fixed offset at the bundle's dates; *why when unknown.
+int host_offset(const HostDir& h, std::optional<int> year, std::optional<int64_t> ref_us,
+                std::string* why) {
+  if (h.timezone.empty()) return 0;
+  int64_t at = ref_us.value_or(to_us(Civil{0, 1, 1, 0, 0, 0, 0, false, 0}, year.value_or(2000), 0));
+  if (auto off = fixed_offset(h.timezone)) return *off;
+  if (auto off2 = iana_offset(h.timezone, at)) return *off2;
+  *why = "hosts/" + h.name + "/timezone names an unknown zone '" + h.timezone.substr(0, 64) +
+         "'; zone-less times of that host are taken as UTC";
+  return 0;
+}
+
+}  // namespace
+
+bool plan_bundle(const std::string& bundle_dir, BundlePlan* plan, FormatStats* stats,
+                 std::string* error) {
   FormatStats local;
   if (!stats) stats = &local;
   auto fail = [&](std::string m) {
     if (error) *error = std::move(m);
     return false;
   };
-  auto note = [&](std::string n) {
-    if (std::find(stats->notes.begin(), stats->notes.end(), n) == stats->notes.end())
-      stats->notes.push_back(std::move(n));
-  };
+  NoteFn note = [&](std::string n) { add_note(stats, std::move(n)); };
   try {
     std::error_code ec;
     fs::path root(bundle_dir);
@@ -313,159 +415,98 @@ bool for_each_bundle_block(const std::string& bundle_dir,
     fs::path hosts = root / "hosts";
     if (!fs::is_directory(hosts, ec))
       return fail(bundle_dir + ": not an incident bundle (no hosts/ directory)");
-
-    // ---- list hosts and files ----
-    std::vector<HostDir> dirs;
-    for (auto it = fs::directory_iterator(hosts, ec); !ec && it != fs::directory_iterator();
-         it.increment(ec)) {
-      std::string name = it->path().filename().string();
-      if (name.empty() || name[0] == '.') continue;
-      if (!it->is_directory(ec)) {
-        note("hosts/" + name + " is not a host directory; skipped");
-        ++stats->skipped_files;
-        continue;
-      }
-      HostDir h;
-      h.name = name;
-      h.path = it->path();
-      for (auto f = fs::recursive_directory_iterator(
-               h.path, fs::directory_options::skip_permission_denied, ec);
-           !ec && f != fs::recursive_directory_iterator(); f.increment(ec)) {
-        if (f->path().filename().string()[0] == '.') {
-          if (f->is_directory(ec)) f.disable_recursion_pending();
-          continue;
-        }
-        if (!f->is_regular_file(ec)) continue;
-        // Lexical: a symlinked file keeps its name in the bundle (not its target's).
-        std::string rel = f->path().lexically_relative(h.path).generic_string();
-        if (f.depth() == 0 && is_special_file(rel)) {
-          std::string v = read_small_file(f->path());
-          if (rel == "boot_time") {
-            Civil c;
-            if (size_t n = parse_iso(v, &c); n && n == v.size()) {
-              h.boot_time_us = to_us(c, c.year, c.has_zone ? c.zone_s : 0);
-            } else if (auto secs = parse_float(v); secs && *secs > 0) {
-              h.boot_time_us = int64_t(*secs * 1e6);  // epoch seconds, as `date +%s` writes
-            } else {
-              note("hosts/" + name + "/boot_time is not an ISO-8601 instant ('" + v.substr(0, 64) +
-                   "'); raw dmesg times of that host stay boot-relative");
-            }
-          } else {
-            h.timezone = v;
-          }
-          continue;
-        }
-        h.files.emplace_back(file_key(rel), rel);
-      }
-      if (ec) {
-        note("cannot list hosts/" + name + ": " + ec.message());
-        ec.clear();
-      }
-      std::sort(h.files.begin(), h.files.end());
-      dirs.push_back(std::move(h));
-    }
+    std::vector<HostDir> dirs = list_hosts(hosts, note, stats, ec);
     if (ec) return fail(bundle_dir + "/hosts: " + ec.message());
-    std::sort(dirs.begin(), dirs.end(),
-              [](const HostDir& a, const HostDir& b) { return a.name < b.name; });
-
-    // ---- pre-scan: the first line with a full date gives the year ----
     std::optional<int> year;
     std::optional<int64_t> ref_us;
-    {
-      auto empty = Topology::empty();
-      LineParserImpl p(*empty, FormatOptions{}, nullptr);
-      LogRecord rec;
-      for (auto& h : dirs) {
-        for (auto& [key, rel] : h.files) {
-          LineReader r((h.path / rel).string());
-          if (!r.ok() || r.looks_binary()) continue;
-          FileContext ctx;
-          ctx.host_dir = h.name;
-          p.begin_file(ctx);
-          std::string_view line;
-          bool cut;
-          for (size_t n = 0; n < kPrescanLines && r.next(&line, &cut); ++n) {
-            if (p.parse(line, n + 1, &rec) && p.dated_year() && rec.time.wall &&
-                !rec.time_inherited && p.dated_year() >= 2000) {
-              year = p.dated_year();
-              ref_us = rec.time.wall;
-              break;
-            }
-          }
-          if (year) break;
-        }
-        if (year) break;
+    bundle_year(dirs, &year, &ref_us);
+    plan->files.clear();
+    for (const auto& h : dirs) {
+      std::string why;
+      int tz = host_offset(h, year, ref_us, &why);
+      // The note is said where the sequential walk reaches the host.
+      if (!why.empty()) {
+        BundleFile& f = plan->files.emplace_back();
+        f.notes_before.push_back(std::move(why));
       }
-      if (!year) {
-        for (auto& h : dirs)
-          if (h.boot_time_us) {
-            year = year_of_us(*h.boot_time_us);
-            ref_us = h.boot_time_us;
-            break;
-          }
-      }
-    }
-
-    // ---- walk ----
-    std::deque<FileContext> contexts;  // addresses stay distinct for the whole walk
-    for (auto& h : dirs) {
-      int tz = 0;
-      if (!h.timezone.empty()) {
-        int64_t at =
-            ref_us.value_or(to_us(Civil{0, 1, 1, 0, 0, 0, 0, false, 0}, year.value_or(2000), 0));
-        if (auto off = fixed_offset(h.timezone)) {
-          tz = *off;
-        } else if (auto off2 = iana_offset(h.timezone, at)) {
-          tz = *off2;
-        } else {
-          note("hosts/" + h.name + "/timezone names an unknown zone '" + h.timezone.substr(0, 64) +
-               "'; zone-less times of that host are taken as UTC");
-        }
-      }
-      for (auto& [key, rel] : h.files) {
-        FileContext& ctx = contexts.emplace_back();
-        ctx.host_dir = h.name;
-        ctx.file = "hosts/" + h.name + "/" + rel;
-        ctx.boot_time_us = h.boot_time_us;
-        ctx.tz_offset_s = tz;
-        ctx.year = year;
-        ctx.lead_time_us = lead_time(h.path / rel, ctx);
-        LineReader r((h.path / rel).string());
-        if (!r.ok()) {
-          note("cannot read " + ctx.file + ": " + r.error() + "; skipped");
-          ++stats->skipped_files;
-          continue;
-        }
-        if (r.looks_binary()) {
-          note(ctx.file + " looks binary (not a text log); skipped");
-          ++stats->skipped_files;
-          continue;
-        }
-        std::string_view line;
-        bool cut;
-        uint64_t line_no = 0;
-        const bool blocks = block_fn && want_blocks;
-        for (;;) {
-          std::string_view block;
-          if (blocks && want_blocks(&ctx) && r.next_block(&block)) {
-            uint64_t n = count_newlines(block);
-            block_fn(BundleBlock{&ctx, block, line_no + 1, n});
-            line_no += n;
-            continue;
-          }
-          if (!r.next(&line, &cut)) break;
-          ++line_no;
-          if (cut) ++stats->truncated_long_lines;
-          fn(BundleLine{&ctx, line, line_no});
-        }
-        if (r.failed())
-          note("read error in " + ctx.file + " after line " + std::to_string(line_no) + ": " +
-               r.error() + " (rest of the file skipped)");
+      for (const auto& [key, rel] : h.files) {
+        BundleFile& f = plan->files.emplace_back();
+        f.ctx.host_dir = h.name;
+        f.ctx.file = "hosts/" + h.name + "/" + rel;
+        f.ctx.boot_time_us = h.boot_time_us;
+        f.ctx.tz_offset_s = tz;
+        f.ctx.year = year;
+        f.path = (h.path / rel).string();
       }
     }
     return true;
   } catch (const std::exception& e) {
     return fail(bundle_dir + ": " + e.what());
+  }
+}
+
+void add_note(FormatStats* stats, std::string n) {
+  if (std::find(stats->notes.begin(), stats->notes.end(), n) == stats->notes.end())
+    stats->notes.push_back(std::move(n));
+}
+
+void read_bundle_file(BundleFile* f, const std::function<void(const BundleLine&)>& fn,
+                      const std::function<void(const BundleBlock&)>& block_fn,
+                      const std::function<bool(const FileContext*)>& want_blocks,
+                      FormatStats* stats) {
+  for (std::string& n : f->notes_before) add_note(stats, std::move(n));
+  f->notes_before.clear();
+  if (f->path.empty()) return;
+  FileContext& ctx = f->ctx;
+  ctx.lead_time_us = lead_time(f->path, ctx);
+  LineReader r(f->path);
+  if (!r.ok()) {
+    add_note(stats, "cannot read " + ctx.file + ": " + r.error() + "; skipped");
+    ++stats->skipped_files;
+    return;
+  }
+  if (r.looks_binary()) {
+    add_note(stats, ctx.file + " looks binary (not a text log); skipped");
+    ++stats->skipped_files;
+    return;
+  }
+  std::string_view line;
+  bool cut;
+  uint64_t line_no = 0;
+  const bool blocks = block_fn && want_blocks;
+  for (;;) {
+    std::string_view block;
+    if (blocks && want_blocks(&ctx) && r.next_block(&block)) {
+      uint64_t n = count_newlines(block);
+      block_fn(BundleBlock{&ctx, block, line_no + 1, n});
+      line_no += n;
+      continue;
+    }
+    if (!r.next(&line, &cut)) break;
+    ++line_no;
+    if (cut) ++stats->truncated_long_lines;
+    fn(BundleLine{&ctx, line, line_no});
+  }
+  if (r.failed())
+    add_note(stats, "read error in " + ctx.file + " after line " + std::to_string(line_no) + ": " +
+                        r.error() + " (rest of the file skipped)");
+}
+
+bool for_each_bundle_block(const std::string& bundle_dir,
+                           const std::function<void(const BundleLine&)>& fn,
+                           const std::function<void(const BundleBlock&)>& block_fn,
+                           const std::function<bool(const FileContext*)>& want_blocks,
+                           FormatStats* stats, std::string* error) {
+  FormatStats local;
+  if (!stats) stats = &local;
+  BundlePlan plan;
+  if (!plan_bundle(bundle_dir, &plan, stats, error)) return false;
+  try {
+    for (BundleFile& f : plan.files) read_bundle_file(&f, fn, block_fn, want_blocks, stats);
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = bundle_dir + ": " + e.what();
+    return false;
   }
 }
 

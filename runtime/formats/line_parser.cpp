@@ -1035,7 +1035,9 @@ bool LineParserImpl::sel_line(std::string_view s, LogRecord* out, std::string_vi
   return true;
 }
 
-bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* out) {
+// Nothing to parse: an empty line (false); else the record's defaults are set.
+bool LineParserImpl::begin_line(std::string_view* raw_io, uint64_t line_no, LogRecord* out) {
+  std::string_view& raw = *raw_io;
   ++stats->lines;
   stats->bytes += raw.size() + 1;
   if (raw.size() > opts.max_line_bytes) {
@@ -1062,12 +1064,13 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
   out->host_known = dir_known;
   if (trim(raw).empty()) return false;
 
-  std::string_view msg = raw;
-  bool known_format = false;
-  const char c0 = raw[0];
-  Civil c;
-  double mono;
+  return true;
+}
 
+// A line that is not a log line (bug-report section rules and headers, pasted
+// shell prompts): true, and the state it sets for the lines after it.
+bool LineParserImpl::skip_non_log(std::string_view raw) {
+  const char c0 = raw[0];
   // nvidia-bug-report.log: sections open with a rule of underscores and a
   // header naming the command or file they hold ("dmesg:", "*** /var/log/
   // kern.log"); a section of the kernel ring buffer holds kernel lines.
@@ -1076,7 +1079,7 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
       capture_cmd_kernel = false;
       section_header_pending = true;
       ++stats->prompt_lines;
-      return false;
+      return true;
     }
     if (section_header_pending) {
       section_header_pending = false;
@@ -1086,7 +1089,7 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
       capture_cmd_kernel = kernel_capture_command(h) || kernel_capture_name(h) ||
                            h.substr(0, 25) == "Scanning kernel log files";
       ++stats->prompt_lines;
-      return false;
+      return true;
     }
   }
 
@@ -1097,221 +1100,247 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
     if (auto cmd = shell_prompt(raw)) {
       ++stats->prompt_lines;
       capture_cmd_kernel = kernel_capture_command(*cmd);
-      return false;
+      return true;
     }
   }
 
-  if (c0 == '[') {
-    int r;
-    double delta;
-    if (size_t n = dmesg_mono(raw, &mono)) {
+  return false;
+}
+
+// "[...": dmesg (monotonic, relative, -T, ctime), fabric manager, rank prefixes, ISO in brackets.
+bool LineParserImpl::bracket_line(std::string_view raw, LogRecord* out, std::string_view* msg_out) {
+  std::string_view& msg = *msg_out;
+  bool known_format = false;
+  Civil c;
+  double mono;
+  int r;
+  double delta;
+  if (size_t n = dmesg_mono(raw, &mono)) {
+    set_mono(mono, out);
+    out->transport = kTransportKernel;
+    msg = raw.substr(n);
+    known_format = true;
+  } else if ((n = dmesg_reltime(raw, &delta))) {
+    // Relative to the previous line: on its clock when there is one.
+    if (have_time && (last_time.wall || last_time.mono)) {
+      if (last_time.wall) out->time.wall = *last_time.wall + int64_t(delta * 1e6 + 0.5);
+      if (last_time.mono) out->time.mono = *last_time.mono + delta;
+    } else {
+      set_mono(delta, out);
+    }
+    out->transport = kTransportKernel;
+    msg = raw.substr(n);
+    known_format = true;
+  } else if ((n = dmesg_human(raw, &c))) {
+    set_civil(c, true, out);
+    out->transport = kTransportKernel;
+    msg = raw.substr(n);
+    known_format = true;
+  } else if ((n = dmesg_ctime(raw, &c))) {
+    set_civil(c, true, out);
+    out->transport = kTransportKernel;
+    msg = raw.substr(n);
+    // Some collectors keep the journal's "host kernel: " after the -T time.
+    size_t sp = msg.find(' ');
+    if (sp != std::string_view::npos && sp > 0 && msg.substr(sp + 1, 8) == "kernel: " &&
+        hostname_token(msg.substr(0, sp))) {
+      host_from_field(msg.substr(0, sp), out);
+      msg.remove_prefix(sp + 9);
+    }
+    known_format = true;
+  } else if ((n = fm_time(raw, &c))) {
+    set_civil(c, true, out);
+    msg = raw.substr(n);
+    known_format = true;
+  } else if (rank_prefix(raw, &r)) {
+    known_format = true;  // handled by app_prefixes below
+  } else if (raw.size() > 21 && is_digit(raw[1]) && (n = parse_iso(raw.substr(1), &c)) &&
+             n + 1 < raw.size() && raw[n + 1] == ']') {
+    set_civil(c, true, out);
+    msg = ltrim(raw.substr(n + 2));
+    known_format = true;
+  }
+  return known_format;
+}
+
+// "<PRI>...": RFC 5424, dmesg -r, RFC 3164 with a priority.
+bool LineParserImpl::priority_line(std::string_view raw, LogRecord* out,
+                                   std::string_view* msg_out) {
+  std::string_view& msg = *msg_out;
+  bool known_format = false;
+  Civil c;
+  double mono;
+  size_t i = 1;
+  int pri = 0;
+  while (i < raw.size() && is_digit(raw[i]) && i < 4) pri = pri * 10 + (raw[i++] - '0');
+  if (i > 1 && i < raw.size() && raw[i] == '>' && pri < 192) {
+    std::string_view s = raw.substr(i + 1);
+    size_t n;
+    if (s.size() > 2 && s[0] == '1' && s[1] == ' ') {
+      known_format = rfc5424(s.substr(2), pri, out, &msg);
+    } else if ((n = dmesg_mono(s, &mono))) {  // dmesg -r: "<6>[  12.345] msg"
       set_mono(mono, out);
       out->transport = kTransportKernel;
-      msg = raw.substr(n);
+      msg = s.substr(n);
       known_format = true;
-    } else if ((n = dmesg_reltime(raw, &delta))) {
-      // Relative to the previous line: on its clock when there is one.
-      if (have_time && (last_time.wall || last_time.mono)) {
-        if (last_time.wall) out->time.wall = *last_time.wall + int64_t(delta * 1e6 + 0.5);
-        if (last_time.mono) out->time.mono = *last_time.mono + delta;
-      } else {
-        set_mono(delta, out);
-      }
-      out->transport = kTransportKernel;
-      msg = raw.substr(n);
-      known_format = true;
-    } else if ((n = dmesg_human(raw, &c))) {
+    } else if ((n = bsd_time(s, &c)) && n < s.size() && s[n] == ' ') {
       set_civil(c, true, out);
-      out->transport = kTransportKernel;
-      msg = raw.substr(n);
-      known_format = true;
-    } else if ((n = dmesg_ctime(raw, &c))) {
-      set_civil(c, true, out);
-      out->transport = kTransportKernel;
-      msg = raw.substr(n);
-      // Some collectors keep the journal's "host kernel: " after the -T time.
-      size_t sp = msg.find(' ');
-      if (sp != std::string_view::npos && sp > 0 && msg.substr(sp + 1, 8) == "kernel: " &&
-          hostname_token(msg.substr(0, sp))) {
-        host_from_field(msg.substr(0, sp), out);
-        msg.remove_prefix(sp + 9);
-      }
-      known_format = true;
-    } else if ((n = fm_time(raw, &c))) {
-      set_civil(c, true, out);
-      msg = raw.substr(n);
-      known_format = true;
-    } else if (rank_prefix(raw, &r)) {
-      known_format = true;  // handled by app_prefixes below
-    } else if (raw.size() > 21 && is_digit(raw[1]) && (n = parse_iso(raw.substr(1), &c)) &&
-               n + 1 < raw.size() && raw[n + 1] == ']') {
-      set_civil(c, true, out);
-      msg = ltrim(raw.substr(n + 2));
+      syslog_body(s.substr(n + 1), out, &msg, (pri >> 3) == 0, true);
       known_format = true;
     }
-  } else if (c0 == '<') {
-    size_t i = 1;
-    int pri = 0;
-    while (i < raw.size() && is_digit(raw[i]) && i < 4) pri = pri * 10 + (raw[i++] - '0');
-    if (i > 1 && i < raw.size() && raw[i] == '>' && pri < 192) {
-      std::string_view s = raw.substr(i + 1);
-      size_t n;
-      if (s.size() > 2 && s[0] == '1' && s[1] == ' ') {
-        known_format = rfc5424(s.substr(2), pri, out, &msg);
-      } else if ((n = dmesg_mono(s, &mono))) {  // dmesg -r: "<6>[  12.345] msg"
-        set_mono(mono, out);
-        out->transport = kTransportKernel;
-        msg = s.substr(n);
-        known_format = true;
-      } else if ((n = bsd_time(s, &c)) && n < s.size() && s[n] == ' ') {
-        set_civil(c, true, out);
-        syslog_body(s.substr(n + 1), out, &msg, (pri >> 3) == 0, true);
-        known_format = true;
+  }
+  return known_format;
+}
+
+// A leading digit: ISO times (dmesg --time-format iso, CRI, RFC 3339 syslog),
+// nvidia-smi CSV rows, SEL lines, epoch-second counter dumps. *skip: a CRI "P" part.
+bool LineParserImpl::digit_line(std::string_view raw, LogRecord* out, std::string_view* msg_out,
+                                bool* skip) {
+  std::string_view& msg = *msg_out;
+  bool known_format = false;
+  Civil c;
+  bool comma = false;
+  size_t n;
+  if ((n = parse_iso(raw, &c, &comma))) {
+    set_civil(c, true, out);
+    known_format = true;
+    std::string_view rest = ltrim(raw.substr(n));
+    if (comma && c.has_zone) {
+      out->transport = kTransportKernel;  // dmesg --time-format iso
+      msg = rest;
+    } else if (rest.size() > 9 &&
+               (rest.substr(0, 7) == "stdout " || rest.substr(0, 7) == "stderr ") &&
+               (rest[7] == 'F' || rest[7] == 'P') && (rest.size() == 8 || rest[8] == ' ')) {
+      // Kubernetes CRI: "<ts> stdout F msg"; P lines are partial.
+      std::string_view part = rest.size() > 9 ? rest.substr(9) : std::string_view();
+      if (rest[7] == 'P') {
+        if (!cri_pending) cri_time = out->time;
+        cri_pending = true;
+        cri_partial.append(part);
+        ++stats->cri_partial_joined;
+        *skip = true;
+        return false;
       }
-    }
-  } else if (c0 == '{') {
-    known_format = journal_fast(raw, out, &msg) || journal_json(raw, out, &msg);
-    if (!known_format) msg = raw;
-  } else if (is_digit(c0)) {
-    bool comma = false;
-    size_t n;
-    if ((n = parse_iso(raw, &c, &comma))) {
-      set_civil(c, true, out);
-      known_format = true;
-      std::string_view rest = ltrim(raw.substr(n));
-      if (comma && c.has_zone) {
-        out->transport = kTransportKernel;  // dmesg --time-format iso
-        msg = rest;
-      } else if (rest.size() > 9 &&
-                 (rest.substr(0, 7) == "stdout " || rest.substr(0, 7) == "stderr ") &&
-                 (rest[7] == 'F' || rest[7] == 'P') && (rest.size() == 8 || rest[8] == ' ')) {
-        // Kubernetes CRI: "<ts> stdout F msg"; P lines are partial.
-        std::string_view part = rest.size() > 9 ? rest.substr(9) : std::string_view();
-        if (rest[7] == 'P') {
-          if (!cri_pending) cri_time = out->time;
-          cri_pending = true;
-          cri_partial.append(part);
-          ++stats->cri_partial_joined;
-          return false;
-        }
-        if (cri_pending) {
-          cri_partial.append(part);
-          out->time = cri_time;
-          cri_pending = false;
-          cri_joined.swap(cri_partial);
-          cri_partial.clear();
-          msg = cri_joined;
-        } else {
-          msg = part;
-        }
+      if (cri_pending) {
+        cri_partial.append(part);
+        out->time = cri_time;
+        cri_pending = false;
+        cri_joined.swap(cri_partial);
+        cri_partial.clear();
+        msg = cri_joined;
       } else {
-        msg = rest;
-        // RFC 3339 syslog files (rsyslog's default, journalctl -o short-iso):
-        // "<ts> host tag[pid]: msg".
-        if (raw[10] == 'T' && c.has_zone) {
-          size_t sp = rest.find(' ');
-          if (sp != std::string_view::npos) {
-            std::string_view host = rest.substr(0, sp), tag;
-            if (hostname_token(host) && !is_level_word(host) &&
-                syslog_tag(rest.substr(sp + 1), &tag) && rest[sp + 1] != '[' &&
-                (tag == "kernel" || host == ctx.host_dir || known_host_token(host)))
-              syslog_body(rest, out, &msg, false, false);
-          }
-        }
+        msg = part;
       }
-    } else if (csv_row(raw, out, &msg)) {
-      known_format = true;
-    } else if (sel_line(raw, out, &msg)) {
-      known_format = true;
     } else {
-      // Epoch seconds: "1709633472.123456 /sys/class/infiniband/...:1".
-      size_t i = 0;
-      int64_t secs = 0;
-      while (i < raw.size() && is_digit(raw[i]) && i < 11) secs = secs * 10 + (raw[i++] - '0');
-      if ((i == 10) && i < raw.size() && (raw[i] == '.' || raw[i] == ' ')) {
-        int64_t us = 0;
-        if (raw[i] == '.') {
-          ++i;
-          us = fraction(raw, &i);
-        }
-        bool frac = raw[10] == '.';
-        if (i < raw.size() && raw[i] == ' ' &&
-            (frac || (i + 1 < raw.size() && raw[i + 1] == '/'))) {
-          out->time.wall = secs * kUsPerSec + us;
-          file_year = year_of_us(*out->time.wall);
-          msg = ltrim(raw.substr(i));
-          known_format = true;
+      msg = rest;
+      // RFC 3339 syslog files (rsyslog's default, journalctl -o short-iso):
+      // "<ts> host tag[pid]: msg".
+      if (raw[10] == 'T' && c.has_zone) {
+        size_t sp = rest.find(' ');
+        if (sp != std::string_view::npos) {
+          std::string_view host = rest.substr(0, sp), tag;
+          if (hostname_token(host) && !is_level_word(host) &&
+              syslog_tag(rest.substr(sp + 1), &tag) && rest[sp + 1] != '[' &&
+              (tag == "kernel" || host == ctx.host_dir || known_host_token(host)))
+            syslog_body(rest, out, &msg, false, false);
         }
       }
     }
-  } else if (c0 == ' ') {
-    if (sel_line(raw, out, &msg)) known_format = true;
-  } else if (is_alpha(c0)) {
-    size_t n;
-    bool kern = false;
-    if ((n = bsd_time(raw, &c)) && n < raw.size() && raw[n] == ' ') {
-      set_civil(c, true, out);
-      known_format = true;
-      std::string_view rest = raw.substr(n + 1);
-      // OpenSM: "Mar 05 10:11:12 123456 [7F1A2B3C] 0x02 -> msg"
-      size_t k = 0;
-      while (k < rest.size() && is_digit(rest[k])) ++k;
-      if (k == 6 && rest.size() > 8 && rest[6] == ' ' && rest[7] == '[') {
-        size_t close = rest.find("] ", 8);
-        std::string_view tid = rest.substr(8, close == std::string_view::npos ? 0 : close - 8);
-        bool hex = !tid.empty();
-        for (char h : tid) hex = hex && is_hex(h);
-        if (hex) {
-          int64_t us = 0;
-          for (size_t q = 0; q < 6; ++q) us = us * 10 + (rest[q] - '0');
-          if (out->time.wall && c.frac_us == 0) *out->time.wall += us;
-          msg = rest.substr(close + 2);
-        } else {
-          syslog_body(rest, out, &msg, false, false);
-        }
+  } else if (csv_row(raw, out, &msg)) {
+    known_format = true;
+  } else if (sel_line(raw, out, &msg)) {
+    known_format = true;
+  } else {
+    // Epoch seconds: "1709633472.123456 /sys/class/infiniband/...:1".
+    size_t i = 0;
+    int64_t secs = 0;
+    while (i < raw.size() && is_digit(raw[i]) && i < 11) secs = secs * 10 + (raw[i++] - '0');
+    if ((i == 10) && i < raw.size() && (raw[i] == '.' || raw[i] == ' ')) {
+      int64_t us = 0;
+      if (raw[i] == '.') {
+        ++i;
+        us = fraction(raw, &i);
+      }
+      bool frac = raw[10] == '.';
+      if (i < raw.size() && raw[i] == ' ' && (frac || (i + 1 < raw.size() && raw[i + 1] == '/'))) {
+        out->time.wall = secs * kUsPerSec + us;
+        file_year = year_of_us(*out->time.wall);
+        msg = ltrim(raw.substr(i));
+        known_format = true;
+      }
+    }
+  }
+  return known_format;
+}
+
+// A leading letter: RFC 3164 (and OpenSM), dmesg -x, CSV headers (*skip), glog, "kernel: ".
+bool LineParserImpl::alpha_line(std::string_view raw, LogRecord* out, std::string_view* msg_out,
+                                bool* skip) {
+  std::string_view& msg = *msg_out;
+  bool known_format = false;
+  Civil c;
+  double mono;
+  size_t n;
+  bool kern = false;
+  if ((n = bsd_time(raw, &c)) && n < raw.size() && raw[n] == ' ') {
+    set_civil(c, true, out);
+    known_format = true;
+    std::string_view rest = raw.substr(n + 1);
+    // OpenSM: "Mar 05 10:11:12 123456 [7F1A2B3C] 0x02 -> msg"
+    size_t k = 0;
+    while (k < rest.size() && is_digit(rest[k])) ++k;
+    if (k == 6 && rest.size() > 8 && rest[6] == ' ' && rest[7] == '[') {
+      size_t close = rest.find("] ", 8);
+      std::string_view tid = rest.substr(8, close == std::string_view::npos ? 0 : close - 8);
+      bool hex = !tid.empty();
+      for (char h : tid) hex = hex && is_hex(h);
+      if (hex) {
+        int64_t us = 0;
+        for (size_t q = 0; q < 6; ++q) us = us * 10 + (rest[q] - '0');
+        if (out->time.wall && c.frac_us == 0) *out->time.wall += us;
+        msg = rest.substr(close + 2);
       } else {
         syslog_body(rest, out, &msg, false, false);
       }
-    } else if ((n = facility_prefix(raw, &kern))) {
-      // dmesg -x: "kern  :warn  : <time> msg"
-      std::string_view rest = raw.substr(n);
-      bool comma;
-      size_t t;
-      if ((t = parse_iso(rest, &c, &comma))) {
-        set_civil(c, true, out);
-        msg = ltrim(rest.substr(t));
-      } else if ((t = dmesg_mono(rest, &mono))) {
-        set_mono(mono, out);
-        msg = rest.substr(t);
-      } else if ((t = dmesg_ctime(rest, &c))) {
-        set_civil(c, true, out);
-        msg = rest.substr(t);
-      } else {
-        msg = rest;
-      }
-      out->transport = kern ? kTransportKernel : kTransportSyslog;
-      known_format = true;
-    } else if (csv_header(raw)) {
-      return false;  // column names only; rows use them
-    } else if ((n = glog_prefix(raw, &c))) {
-      set_civil(c, true, out);
-      msg = raw.substr(n);
-      known_format = true;
-    } else if (raw.substr(0, 8) == "kernel: ") {
-      // A syslog line pasted without its time and host ("kernel: NVRM: Xid ...").
-      syslog_body(raw, out, &msg, false, false);
-      known_format = true;
+    } else {
+      syslog_body(rest, out, &msg, false, false);
     }
+  } else if ((n = facility_prefix(raw, &kern))) {
+    // dmesg -x: "kern  :warn  : <time> msg"
+    std::string_view rest = raw.substr(n);
+    bool comma;
+    size_t t;
+    if ((t = parse_iso(rest, &c, &comma))) {
+      set_civil(c, true, out);
+      msg = ltrim(rest.substr(t));
+    } else if ((t = dmesg_mono(rest, &mono))) {
+      set_mono(mono, out);
+      msg = rest.substr(t);
+    } else if ((t = dmesg_ctime(rest, &c))) {
+      set_civil(c, true, out);
+      msg = rest.substr(t);
+    } else {
+      msg = rest;
+    }
+    out->transport = kern ? kTransportKernel : kTransportSyslog;
+    known_format = true;
+  } else if (csv_header(raw)) {
+    *skip = true;  // column names only; rows use them
+    return false;
+  } else if ((n = glog_prefix(raw, &c))) {
+    set_civil(c, true, out);
+    msg = raw.substr(n);
+    known_format = true;
+  } else if (raw.substr(0, 8) == "kernel: ") {
+    // A syslog line pasted without its time and host ("kernel: NVRM: Xid ...").
+    syslog_body(raw, out, &msg, false, false);
+    known_format = true;
   }
-  if (!known_format) known_format = embedded_syslog(raw, out, &msg);
-  // A kernel capture (by its file name, or by the pasted command that made it)
-  // holds kernel lines whatever their shape, unless --strict-transport.
-  if (out->transport == kTransportApp && (file_kernel_capture || capture_cmd_kernel) &&
-      !opts.strict_transport)
-    out->transport = kTransportKernel;
+  return known_format;
+}
 
-  app_prefixes(&msg, out);
-
+// The record's time (own, inherited, lead time; plausibility) and clock.
+void LineParserImpl::settle_time(LogRecord* out) {
   if (!out->time.wall && !out->time.mono) {
     // No time of its own: inherit the previous line's time, clock and
     // transport (continuation lines of a multi-line kernel message).
@@ -1346,6 +1375,38 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
       have_time = true;
     }
   }
+}
+
+bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* out) {
+  if (!begin_line(&raw, line_no, out)) return false;
+  if (skip_non_log(raw)) return false;
+  std::string_view msg = raw;
+  bool known_format = false, skip = false;
+  const char c0 = raw[0];
+  if (c0 == '[') {
+    known_format = bracket_line(raw, out, &msg);
+  } else if (c0 == '<') {
+    known_format = priority_line(raw, out, &msg);
+  } else if (c0 == '{') {
+    known_format = journal_fast(raw, out, &msg) || journal_json(raw, out, &msg);
+    if (!known_format) msg = raw;
+  } else if (is_digit(c0)) {
+    known_format = digit_line(raw, out, &msg, &skip);
+  } else if (c0 == ' ') {
+    if (sel_line(raw, out, &msg)) known_format = true;
+  } else if (is_alpha(c0)) {
+    known_format = alpha_line(raw, out, &msg, &skip);
+  }
+  if (skip) return false;
+  if (!known_format) known_format = embedded_syslog(raw, out, &msg);
+  // A kernel capture (by its file name, or by the pasted command that made it)
+  // holds kernel lines whatever their shape, unless --strict-transport.
+  if (out->transport == kTransportApp && (file_kernel_capture || capture_cmd_kernel) &&
+      !opts.strict_transport)
+    out->transport = kTransportKernel;
+
+  app_prefixes(&msg, out);
+  settle_time(out);
   if (!out->host_known) ++stats->unknown_hosts;
   out->msg = msg;
   return true;

@@ -37,6 +37,14 @@ class LineParserImpl {
   bool csv_header(std::string_view s);
   bool sel_line(std::string_view s, LogRecord* out, std::string_view* msg);
   bool embedded_syslog(std::string_view raw, LogRecord* out, std::string_view* msg);
+  // parse(), by the line's first byte.
+  bool begin_line(std::string_view* raw, uint64_t line_no, LogRecord* out);
+  bool skip_non_log(std::string_view raw);
+  bool bracket_line(std::string_view raw, LogRecord* out, std::string_view* msg);
+  bool priority_line(std::string_view raw, LogRecord* out, std::string_view* msg);
+  bool digit_line(std::string_view raw, LogRecord* out, std::string_view* msg, bool* skip);
+  bool alpha_line(std::string_view raw, LogRecord* out, std::string_view* msg, bool* skip);
+  void settle_time(LogRecord* out);
 
  public:
   // Year of the last line of the current file whose format carried one (0: none yet).

@@ -10,11 +10,15 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "locate.h"
@@ -76,6 +80,19 @@ struct Ingestor::Impl {
   // Signatures with identical field declarations (names and types) type
   // captures identically: same class id.
   std::vector<uint32_t> typing_class;
+  // Per pattern: the `when` results of its signatures, memoised on the typed
+  // values of the fields those conditions read (a storm repeats one Xid: ~50
+  // conditions per line become one lookup). A condition is a pure function of
+  // the first capture of each field it names, so the memo is exact.
+  struct WhenMemo {
+    bool on = false;
+    std::vector<std::string> fields;  // every field any condition of the pattern reads
+    std::unordered_map<std::string, std::vector<uint8_t>> rows;  // key -> result per first_of slot
+    uint64_t lookups = 0, misses = 0;
+  };
+  static constexpr size_t kMemoRows = 4096;
+  std::vector<WhenMemo> when_memo;
+  std::string memo_key;
   std::string stream_key;
   std::unordered_map<std::string, Stream> streams;
   size_t pending_total = 0;
@@ -123,6 +140,110 @@ struct Ingestor::Impl {
   uint64_t parsed_lines = 0, parsed_bytes = 0;  // of those, counted again by the parser
   LogRecord chunk_rec;
   LogRecord locate_rec;
+  LogRecord chunk_rec_line;  // per-line records of a --threads worker
+  bool read_bundle_threads(const std::string& dir, unsigned n, std::string* error);
+
+  // ---- --threads (Ingestor::read_bundle with threads > 1) ----
+  // A worker Impl reads whole files and records, in line order, what the
+  // sequential walk would do to the state shared across files (storm windows
+  // advancing, events built, located and folded, unrecognised lines); the
+  // main Impl replays that file by file in walk order, so events, their
+  // sequence numbers, storms, notes and counters are those of one thread.
+  struct Op {
+    enum Kind : uint8_t { advance, match, unrecognised } kind = advance;
+    TimeUs t = 0;  // advance
+    uint32_t si = 0;
+    FieldValues fields;
+    EventTime time;
+    Transport transport = kTransportApp;
+    std::string host;
+    bool host_known = true;
+    int rank_hint = -1;
+    uint64_t line_no = 0;
+    std::string line;
+  };
+  std::vector<Op>* record = nullptr;
+  // Advances with no event between them close the same folds, in the same
+  // (deadline) order, as one advance to the latest of them.
+  void record_advance(TimeUs t) {
+    if (!record->empty() && record->back().kind == Op::advance) {
+      record->back().t = std::max(record->back().t, t);
+      return;
+    }
+    Op op;
+    op.t = t;
+    record->push_back(std::move(op));
+  }
+  void replay(Op& op, const std::string& file) {
+    switch (op.kind) {
+      case Op::advance:
+        storms.advance(op.t, emit_fn);
+        break;
+      case Op::match:
+        emit_event(op.si, op.fields, op.time, op.transport, op.host, op.host_known, op.rank_hint,
+                   file, op.line_no, op.line);
+        break;
+      case Op::unrecognised:
+        note_unrecognised(op.si, file, op.line_no, op.line);
+        break;
+    }
+  }
+  // One file's counters, as a worker left them.
+  struct FileCounters {
+    FormatStats fstats;
+    IngestStats stats;
+    uint64_t parsed_lines = 0, parsed_bytes = 0, chunk_lines = 0, chunk_bytes = 0;
+  };
+  FileCounters take_counters() {
+    FileCounters c;
+    std::swap(c.fstats, fstats);
+    std::swap(c.stats, stats);
+    c.parsed_lines = std::exchange(parsed_lines, 0);
+    c.parsed_bytes = std::exchange(parsed_bytes, 0);
+    c.chunk_lines = std::exchange(chunk_lines, 0);
+    c.chunk_bytes = std::exchange(chunk_bytes, 0);
+    return c;
+  }
+  // One file of a --threads walk: the worker appends ops, the replay takes them.
+  struct FileSlot {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<Op> ops;
+    bool done = false;
+    std::string error;  // an exception in the worker
+    FileCounters counters;
+  };
+  void merge(FileCounters& c) {
+    const FormatStats& f = c.fstats;
+    fstats.lines += f.lines;
+    fstats.bytes += f.bytes;
+    fstats.invalid_utf8 += f.invalid_utf8;
+    fstats.nul_bytes += f.nul_bytes;
+    fstats.truncated_long_lines += f.truncated_long_lines;
+    fstats.skipped_invalid_json += f.skipped_invalid_json;
+    fstats.skipped_no_msg += f.skipped_no_msg;
+    fstats.no_timestamp += f.no_timestamp;
+    fstats.implausible_time += f.implausible_time;
+    fstats.unknown_hosts += f.unknown_hosts;
+    fstats.skipped_files += f.skipped_files;
+    fstats.cri_partial_joined += f.cri_partial_joined;
+    fstats.prompt_lines += f.prompt_lines;
+    fstats.embedded_lines += f.embedded_lines;
+    for (std::string& n : c.fstats.notes) add_note(&fstats, std::move(n));
+    const IngestStats& s = c.stats;
+    stats.matched_lines += s.matched_lines;
+    stats.truncated_long_lines += s.truncated_long_lines;
+    stats.incomplete_multiline += s.incomplete_multiline;
+    stats.prefilter_rejects += s.prefilter_rejects;
+    stats.rejected_by_when += s.rejected_by_when;
+    stats.transport_mismatch += s.transport_mismatch;
+    for (const auto& [file, n] : s.transport_refused_by_file)
+      stats.transport_refused_by_file[file] += n;
+    parsed_lines += c.parsed_lines;
+    parsed_bytes += c.parsed_bytes;
+    chunk_lines += c.chunk_lines;
+    chunk_bytes += c.chunk_bytes;
+  }
 
   static bool msg_in_raw(const LogRecord& r) {
     return r.msg.empty() || (r.msg.data() >= r.raw.data() &&
@@ -266,11 +387,76 @@ struct Ingestor::Impl {
       typing_class.push_back(
           classes.emplace(std::move(key), static_cast<uint32_t>(classes.size())).first->second);
     }
+    build_when_memo();
     emit_fn = [this](Event&& ev) {
       ++stats.events;
       if (sink) sink(std::move(ev));
     };
   }
+
+  static void condition_fields(const Condition& c, std::vector<std::string>* out) {
+    for (const Condition& k : c.children) condition_fields(k, out);
+    if (!c.field.empty() && std::find(out->begin(), out->end(), c.field) == out->end())
+      out->push_back(c.field);
+  }
+
+  void build_when_memo() {
+    const auto& pats = matcher.patterns();
+    const auto& sigs = matcher.signatures();
+    when_memo.resize(pats.size());
+    for (size_t p = 0; p < pats.size(); ++p) {
+      WhenMemo& m = when_memo[p];
+      size_t conditions = 0;
+      for (uint32_t si : pats[p].first_of) {
+        const Signature& sig = *sigs[si].sig;
+        if (sig.suspect || sigs[si].part_pattern.size() > 1 || !sig.when) continue;
+        ++conditions;
+        condition_fields(*sig.when, &m.fields);
+      }
+      m.on = conditions >= 4 && m.fields.size() <= 4;  // few conditions: evaluating is as cheap
+    }
+  }
+
+  // The `when` results for the first_of slots of pattern p whose typing
+  // class is `cls` (typed captures in `typed`); nullptr = evaluate directly.
+  const std::vector<uint8_t>* when_row(uint32_t p, uint32_t cls, const FieldValues& typed) {
+    WhenMemo& m = when_memo[p];
+    if (!m.on) return nullptr;
+    memo_key.assign(reinterpret_cast<const char*>(&cls), sizeof cls);
+    for (const std::string& f : m.fields) {
+      auto it =
+          std::find_if(typed.begin(), typed.end(), [&](const auto& kv) { return kv.first == f; });
+      if (it == typed.end()) {
+        memo_key += '\x01';  // absent
+      } else {
+        memo_key += '\x02';
+        memo_key += it->second;
+        memo_key += '\0';
+      }
+    }
+    ++m.lookups;
+    auto hit = m.rows.find(memo_key);
+    if (hit != m.rows.end()) return &hit->second;
+    ++m.misses;
+    // Mostly distinct values (a temperature, a counter): the memo does not pay.
+    if (m.lookups >= 2048 && m.misses * 2 > m.lookups) {
+      m.on = false;
+      m.rows.clear();
+      return nullptr;
+    }
+    const auto& pats = matcher.patterns();
+    const auto& sigs = matcher.signatures();
+    const auto& first = pats[p].first_of;
+    std::vector<uint8_t> row(first.size(), 0);
+    for (size_t j = 0; j < first.size(); ++j)
+      if (typing_class[first[j]] == cls) row[j] = sigs[first[j]].compiled->when_holds(typed);
+    if (m.rows.size() >= kMemoRows) {
+      scratch_row = std::move(row);
+      return &scratch_row;
+    }
+    return &m.rows.emplace(memo_key, std::move(row)).first->second;
+  }
+  std::vector<uint8_t> scratch_row;
 
   void note_placeholder(const std::string& id) {
     ++stats.placeholder_devices;
@@ -287,6 +473,11 @@ struct Ingestor::Impl {
   void emit_event(uint32_t si, FieldValues& fields, const EventTime& time, Transport transport,
                   const std::string& host, bool host_known, int rank_hint, std::string_view file,
                   uint64_t line_no, std::string_view line) {
+    if (record) {  // a --threads worker: the replay builds the event
+      record->push_back(Op{Op::match, 0, si, std::move(fields), time, transport, host, host_known,
+                           rank_hint, line_no, std::string(line)});
+      return;
+    }
     const ingest::SigInfo& s = matcher.signatures()[si];
     const Signature& sig = *s.sig;
     ++sig_hits[si];
@@ -442,7 +633,12 @@ struct Ingestor::Impl {
   // raw: the pattern ids a block scan reported for the record's line
   // (ascending); nullptr = scan the message.
   void process(const LogRecord& rec, const uint32_t* raw = nullptr, size_t n_raw = 0) {
-    if (rec.time.wall) storms.advance(*rec.time.wall, emit_fn);  // closes dedup folds
+    if (rec.time.wall) {  // closes dedup folds
+      if (record)
+        record_advance(*rec.time.wall);
+      else
+        storms.advance(*rec.time.wall, emit_fn);
+    }
     if (raw) {
       hits.assign(raw, raw + n_raw);
       hits_superset = true;
@@ -474,7 +670,9 @@ struct Ingestor::Impl {
         if ((pi.prefilter || !pi.anchor_dropped) && hit_in_msg(p, rec)) ++stats.prefilter_rejects;
         continue;
       }
-      for (uint32_t si : pi.first_of) {
+      const std::vector<uint8_t>* row = nullptr;
+      for (size_t slot = 0; slot < pi.first_of.size(); ++slot) {
+        const uint32_t si = pi.first_of[slot];
         const ingest::SigInfo& s = sigs[si];
         if (s.sig->suspect) {  // judged after the line's real signatures
           if (suspect == UINT32_MAX) suspect = si;
@@ -497,8 +695,9 @@ struct Ingestor::Impl {
           tmp = caps;
           typed_ok = s.compiled->type_fields(&tmp);
           typed_class = typing_class[si];
+          row = typed_ok ? when_row(p, typed_class, tmp) : nullptr;
         }
-        if (!typed_ok || !s.compiled->when_holds(tmp)) {
+        if (!typed_ok || !(row ? (*row)[slot] != 0 : s.compiled->when_holds(tmp))) {
           ++stats.rejected_by_when;
           continue;
         }
@@ -510,22 +709,39 @@ struct Ingestor::Impl {
     }
     if (matched) ++stats.matched_lines;
     if (refused && !recognised) ++stats.transport_refused_by_file[std::string(rec.file)];
-    if (suspect != UINT32_MAX && !recognised && !refused) note_unrecognised(suspect, rec);
+    if (suspect != UINT32_MAX && !recognised && !refused) {
+      if (record)
+        record->push_back(Op{Op::unrecognised,
+                             0,
+                             suspect,
+                             {},
+                             rec.time,
+                             rec.transport,
+                             {},
+                             false,
+                             -1,
+                             rec.line_no,
+                             std::string(rec.raw.substr(0, kMaxUnrecognised))});
+      else
+        note_unrecognised(suspect, rec.file, rec.line_no, rec.raw);
+    }
   }
 
   // A line that looks like fault evidence (a `suspect` matched) but that no
   // signature recognised: counted per suspect, the first few kept verbatim.
-  void note_unrecognised(uint32_t si, const LogRecord& rec) {
+  static constexpr size_t kMaxUnrecognised = 300;
+  void note_unrecognised(uint32_t si, std::string_view file, uint64_t line_no,
+                         std::string_view raw) {
     ++stats.unrecognized_lines;
     const std::string& name = matcher.signatures()[si].sig->name;
     uint64_t& n = stats.unrecognized_by_suspect[name];
     ++n;
-    constexpr size_t kSamples = 10, kPerSuspect = 3, kMaxLine = 300;
+    constexpr size_t kSamples = 10, kPerSuspect = 3;
     if (n <= kPerSuspect && stats.unrecognized_samples.size() < kSamples) {
       UnrecognizedLine u;
       u.suspect = name;
-      u.evidence = std::string(rec.file) + ":" + std::to_string(rec.line_no);
-      u.line = std::string(rec.raw.substr(0, kMaxLine));
+      u.evidence = std::string(file) + ":" + std::to_string(line_no);
+      u.line = std::string(raw.substr(0, kMaxUnrecognised));
       stats.unrecognized_samples.push_back(std::move(u));
     }
   }
@@ -582,9 +798,115 @@ size_t Ingestor::pattern_count() const {
   return impl_->matcher.patterns().size();
 }
 
+// Workers read files ahead (at most kAhead per thread past the one being
+// replayed); a worker whose file's queue is full waits for the replay, so
+// memory stays bounded by the window, not by the bundle.
+bool Ingestor::Impl::read_bundle_threads(const std::string& dir, unsigned n, std::string* error) {
+  BundlePlan plan;
+  if (!plan_bundle(dir, &plan, &fstats, error)) return false;
+  constexpr size_t kAhead = 2, kBatch = 2048, kMaxQueued = 1 << 16;
+  std::deque<FileSlot> slots(plan.files.size());
+  std::atomic<size_t> next{0};
+  std::mutex window_mu;
+  std::condition_variable window_cv;
+  size_t replayed = 0;
+  bool stop = false;
+  auto worker = [&] {
+    Impl w(kb, topo, opts);
+    std::vector<Op> ops;
+    w.record = &ops;
+    for (;;) {
+      const size_t i = next.fetch_add(1);
+      if (i >= plan.files.size()) return;
+      {
+        std::unique_lock lk(window_mu);
+        window_cv.wait(lk, [&] { return stop || i < replayed + kAhead * n; });
+        if (stop) return;
+      }
+      FileSlot& slot = slots[i];
+      auto push = [&](bool last) {
+        std::unique_lock lk(slot.mu);
+        if (!last) slot.cv.wait(lk, [&] { return slot.ops.size() < kMaxQueued; });
+        if (slot.ops.empty()) {
+          std::swap(slot.ops, ops);
+        } else {
+          slot.ops.insert(slot.ops.end(), std::make_move_iterator(ops.begin()),
+                          std::make_move_iterator(ops.end()));
+        }
+        ops.clear();
+        slot.done = last;
+        slot.cv.notify_all();
+      };
+      bool begun = false;
+      try {
+        read_bundle_file(
+            &plan.files[i],
+            [&](const BundleLine& bl) {
+              if (!begun) w.begin_chunked_file(*bl.ctx);
+              begun = true;
+              w.file_line(bl.raw, bl.line_no, &w.chunk_rec_line);
+              if (ops.size() >= kBatch) push(false);
+            },
+            [&](const BundleBlock& b) {
+              w.file_block(b.text, b.first_line_no, b.lines);
+              if (ops.size() >= kBatch) push(false);
+            },
+            [&](const FileContext*) { return begun && w.file_mode == FileMode::chunk; }, &w.fstats);
+        w.flush_chunk();
+        w.end_of_file_stream();
+      } catch (const std::exception& e) {
+        std::lock_guard lk(slot.mu);
+        slot.error = dir + ": " + e.what();
+      }
+      FileCounters c = w.take_counters();
+      {
+        std::lock_guard lk(slot.mu);
+        slot.counters = std::move(c);
+      }
+      push(true);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < n; ++t) pool.emplace_back(worker);
+  std::string failed;
+  std::vector<Op> batch;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    FileSlot& slot = slots[i];
+    const std::string& file = plan.files[i].ctx.file;
+    for (bool done = false; !done;) {
+      {
+        std::unique_lock lk(slot.mu);
+        slot.cv.wait(lk, [&] { return slot.done || !slot.ops.empty(); });
+        std::swap(batch, slot.ops);
+        done = slot.done;
+        slot.cv.notify_all();
+      }
+      for (Op& op : batch) replay(op, file);
+      batch.clear();
+      count_progress(kProgressLines);
+    }
+    if (!slot.error.empty() && failed.empty()) failed = slot.error;
+    merge(slot.counters);
+    std::lock_guard lk(window_mu);
+    replayed = i + 1;
+    window_cv.notify_all();
+  }
+  for (std::thread& t : pool) t.join();
+  if (!failed.empty()) {
+    if (error) *error = failed;
+    return false;
+  }
+  return true;
+}
+
 bool Ingestor::read_bundle(const std::string& dir, std::string* error) {
   std::lock_guard lock(impl_->mu);
   Impl& m = *impl_;
+  if (m.opts.threads > 1) {
+    bool ok = m.read_bundle_threads(dir, m.opts.threads, error);
+    m.have_file = false;
+    return ok;
+  }
   const FileContext* cur = nullptr;
   std::string cur_file;
   LogRecord rec;

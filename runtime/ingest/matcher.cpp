@@ -22,7 +22,8 @@ Matcher::~Matcher() {
   if (chunk_db_) hs_free_database(chunk_db_);
 }
 
-bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std::string>* notes) {
+// Every signature compiled (RE2) and its patterns interned: one PatternInfo per distinct text.
+void Matcher::add_signatures(const KnowledgeBase& kb, std::vector<std::string>* notes) {
   std::unordered_map<std::string, uint32_t> by_text;
   auto intern = [&](const std::string& text, uint32_t sig, uint32_t part) {
     auto [it, fresh] = by_text.emplace(text, static_cast<uint32_t>(patterns_.size()));
@@ -63,11 +64,12 @@ bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std
     if (sig.patterns.size() > 1) has_multiline_ = true;
     sigs_.push_back(std::move(info));
   }
-  if (patterns_.empty()) return true;  // an empty KB matches nothing; fine
-  if (build_shared(kb.matcher_cache, notes)) return true;
+}
 
-  // Compile all patterns at once; when Hyperscan names a pattern it refuses,
-  // retry that one as a prefilter, then leave it to RE2 alone.
+// The per-line database of every pattern (scan()), in one compile; when
+// Hyperscan names a pattern it refuses, retry that one as a prefilter, then
+// leave it to RE2 alone.
+void Matcher::compile_line_database(std::vector<std::string>* notes) {
   std::vector<unsigned> flags(patterns_.size(), hyperscan_pattern_flags(/*prefilter=*/false));
   for (int attempt = 0; attempt < static_cast<int>(patterns_.size()) * 2 + 2; ++attempt) {
     std::vector<const char*> exprs;
@@ -112,41 +114,50 @@ bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std
                          msg + "); checked with RE2 on every line");
     }
   }
+}
+
+// The chunk database: every pattern, as a prefilter over raw lines.
+void Matcher::compile_chunk_database() {
+  std::vector<std::string> texts;
+  std::vector<const char*> exprs;
+  std::vector<unsigned> fl, ids;
+  for (uint32_t i = 0; i < patterns_.size(); ++i) {
+    std::string t = patterns_[i].text;
+    if (!t.empty() && t[0] == '^') t.erase(0, 1);  // msg start is not line start
+    texts.push_back(std::move(t));
+  }
+  for (uint32_t i = 0; i < patterns_.size(); ++i) {
+    exprs.push_back(texts[i].c_str());
+    fl.push_back(HS_FLAG_MULTILINE | (patterns_[i].prefilter ? HS_FLAG_PREFILTER : 0u));
+    ids.push_back(i);
+  }
+  hs_compile_error_t* cerr = nullptr;
+  hs_database_t* db = nullptr;
+  // Fails e.g. for a pattern that matches the empty string: then no chunk mode.
+  if (hs_compile_multi(exprs.data(), fl.data(), ids.data(), static_cast<unsigned>(exprs.size()),
+                       HS_MODE_BLOCK, nullptr, &db, &cerr) == HS_SUCCESS) {
+    if (hs_alloc_scratch(db, &chunk_scratch_) == HS_SUCCESS) {
+      chunk_db_ = db;
+    } else {
+      hs_free_database(db);
+    }
+  } else if (cerr) {
+    hs_free_compile_error(cerr);
+  }
+}
+
+bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std::string>* notes) {
+  add_signatures(kb, notes);
+  if (patterns_.empty()) return true;  // an empty KB matches nothing; fine
+  if (build_shared(kb.matcher_cache, notes)) return true;
+  compile_line_database(notes);
   for (uint32_t i = 0; i < patterns_.size(); ++i)
     if (!patterns_[i].in_database) fallback_.push_back(i);
   if (db_ && hs_alloc_scratch(db_, &scratch_) != HS_SUCCESS) {
     if (error) *error = "cannot allocate Hyperscan scratch";
     return false;
   }
-  // The chunk database: every pattern, as a prefilter over raw lines.
-  if (fallback_.empty() && !patterns_.empty()) {
-    std::vector<std::string> texts;
-    std::vector<const char*> exprs;
-    std::vector<unsigned> fl, ids;
-    for (uint32_t i = 0; i < patterns_.size(); ++i) {
-      std::string t = patterns_[i].text;
-      if (!t.empty() && t[0] == '^') t.erase(0, 1);  // msg start is not line start
-      texts.push_back(std::move(t));
-    }
-    for (uint32_t i = 0; i < patterns_.size(); ++i) {
-      exprs.push_back(texts[i].c_str());
-      fl.push_back(HS_FLAG_MULTILINE | (patterns_[i].prefilter ? HS_FLAG_PREFILTER : 0u));
-      ids.push_back(i);
-    }
-    hs_compile_error_t* cerr = nullptr;
-    hs_database_t* db = nullptr;
-    // Fails e.g. for a pattern that matches the empty string: then no chunk mode.
-    if (hs_compile_multi(exprs.data(), fl.data(), ids.data(), static_cast<unsigned>(exprs.size()),
-                         HS_MODE_BLOCK, nullptr, &db, &cerr) == HS_SUCCESS) {
-      if (hs_alloc_scratch(db, &chunk_scratch_) == HS_SUCCESS) {
-        chunk_db_ = db;
-      } else {
-        hs_free_database(db);
-      }
-    } else if (cerr) {
-      hs_free_compile_error(cerr);
-    }
-  }
+  if (fallback_.empty()) compile_chunk_database();
   return true;
 }
 

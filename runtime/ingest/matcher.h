@@ -120,6 +120,9 @@ class Matcher {
   std::vector<unsigned> shared_flags_;
   bool from_cache_ = false;
   bool build_shared(const MatcherCache& cache, std::vector<std::string>* notes);
+  void add_signatures(const KnowledgeBase& kb, std::vector<std::string>* notes);
+  void compile_line_database(std::vector<std::string>* notes);
+  void compile_chunk_database();
   static std::string shared_cache_key(const std::vector<std::string>& texts);
   hs_database* load_cached(const std::vector<uint8_t>& data, std::vector<unsigned>* flags,
                            std::string* why) const;

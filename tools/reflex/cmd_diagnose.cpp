@@ -226,6 +226,7 @@ int run_diagnose(int argc, char** argv) {
   std::string kb_path, topo_path, format = "json", events_path, settle, skew, host;
   std::vector<std::string> inputs;
   bool strict = false;
+  unsigned threads = 1;
   add_kb_option(app, &kb_path);
   app.add_option("--topology", topo_path, "topology.json (default: BUNDLE/topology.json)");
   app.add_option("--format", format, "json (default), text or dot")
@@ -235,10 +236,13 @@ int run_diagnose(int argc, char** argv) {
   app.add_option("--settle", settle, "late-evidence window after a symptom (default 60s)");
   app.add_option("--skew", skew, "tolerance between two different clocks (default 2s)");
   add_strict_transport_flag(app, &strict);
+  app.add_option("--threads", threads, "read a bundle's files with N threads (same output)")
+      ->check(CLI::Range(1u, 256u));
   add_input_options(app, &host, &inputs);
   if (auto rc = parse_or_exit(app, argc, argv, "reflex diagnose")) return *rc;
   EngineOptions opts;
   opts.ingest.strict_transport = strict;
+  opts.ingest.threads = threads;
   if (!parse_dur(settle, "--settle", &opts.settle_s) ||
       !parse_dur(skew, "--skew", &opts.clock_skew_s))
     return 2;

@@ -185,10 +185,13 @@ int run_events(int argc, char** argv) {
   std::string kb_path, topo_path, export_fmt, db_path, host, commit_interval;
   std::vector<std::string> inputs;
   bool want_stats = false, strict = false;
+  unsigned threads = 1;
   add_kb_option(app, &kb_path);
   app.add_option("--topology", topo_path, "topology.json (default: BUNDLE/topology.json)");
   app.add_flag("--stats", want_stats, "print ingest counters to stderr as JSON");
   add_strict_transport_flag(app, &strict);
+  app.add_option("--threads", threads, "read a bundle's files with N threads (same output)")
+      ->check(CLI::Range(1u, 256u));
   app.add_option("--db", db_path, "also store the events in this SQLite database");
   app.add_option("--commit-interval", commit_interval,
                  "--db: commit at least this often while events arrive (default 1s)");
@@ -241,6 +244,7 @@ int run_events(int argc, char** argv) {
   }
   IngestOptions opts;
   opts.strict_transport = strict;
+  opts.threads = threads;
   std::optional<Recognized> rec = recognize(*kb, *topo, opts, bundle, std::move(store));
   if (!rec) return 2;
   write_events(rec->events, *kb, in_set);

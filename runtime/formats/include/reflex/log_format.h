@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -105,5 +106,27 @@ bool for_each_bundle_block(const std::string& bundle_dir,
                            const std::function<void(const BundleBlock&)>& block_fn,
                            const std::function<bool(const FileContext*)>& want_blocks,
                            FormatStats* stats, std::string* error);
+
+// Additive (--threads): the walk in two steps, so files can be read in
+// parallel and merged in this order. plan_bundle lists the files in walk
+// order (listing notes go to *stats); read_bundle_file reads one of them
+// (its lead time, notes and counters into *stats), exactly as the walk
+// would. An entry with an empty path only carries its host's notes.
+struct BundleFile {
+  FileContext ctx;
+  std::string path;
+  std::vector<std::string> notes_before;  // said before the file's own
+};
+struct BundlePlan {
+  std::deque<BundleFile> files;  // stable addresses
+};
+bool plan_bundle(const std::string& bundle_dir, BundlePlan* plan, FormatStats* stats,
+                 std::string* error);
+void read_bundle_file(BundleFile* file, const std::function<void(const BundleLine&)>& fn,
+                      const std::function<void(const BundleBlock&)>& block_fn,
+                      const std::function<bool(const FileContext*)>& want_blocks,
+                      FormatStats* stats);
+// Appends n to stats->notes unless it is there already (each note said once).
+void add_note(FormatStats* stats, std::string n);
 
 }  // namespace reflex

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""`--threads N` gives the bytes of one thread (README, "--threads").
+
+Generates small multi-host bundles of the three bench mixes (bench/gen_logs.py:
+many hosts, storms, CSV/JSON/counter files, multi-line messages) and compares,
+byte for byte, `reflex events --stats` (stdout and stderr: events, counters,
+notes) and `reflex diagnose` (stdout) with --threads 1, 2 and 3, plus the
+shipped example bundle. Usage: threads_identical.py REFLEX KB SRC_DIR
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+reflex, kb, src = sys.argv[1:4]
+TIMEOUT = 300  # per command (a loaded 2-core machine)
+
+
+def run(args):
+    p = subprocess.run([reflex] + args, capture_output=True, timeout=TIMEOUT)
+    if p.returncode != 0:
+        sys.exit(f"FAILED: {' '.join(args)} exited {p.returncode}\n{p.stderr.decode(errors='replace')}")
+    return p.stdout, p.stderr
+
+
+failures = 0
+with tempfile.TemporaryDirectory(prefix="reflex-threads-") as tmp:
+    bundles = [os.path.join(src, "examples", "incident-pcie")]
+    for profile in ("mixed", "telemetry", "storm"):
+        out = os.path.join(tmp, profile)
+        subprocess.run([sys.executable, os.path.join(src, "bench", "gen_logs.py"), "--out", out,
+                        "--mb", "3", "--profile", profile], check=True, capture_output=True,
+                       timeout=TIMEOUT)
+        bundles.append(out)
+    for b in bundles:
+        name = os.path.basename(b)
+        ev1 = run(["events", "--kb", kb, "--stats", "--threads", "1", b])
+        di1 = run(["diagnose", "--kb", kb, "--format", "json", "--threads", "1", b])[0]
+        events = ev1[0].count(b"\n")
+        if events == 0:
+            sys.exit(f"FAILED: {name}: no events at all (the comparison would prove nothing)")
+        for n in ("2", "3"):
+            evn = run(["events", "--kb", kb, "--stats", "--threads", n, b])
+            din = run(["diagnose", "--kb", kb, "--format", "json", "--threads", n, b])[0]
+            for what, a, c in (("events stdout", ev1[0], evn[0]), ("events stderr", ev1[1], evn[1]),
+                               ("diagnose stdout", di1, din)):
+                if a != c:
+                    failures += 1
+                    print(f"DIFFERS: {name} {what} --threads {n} ({len(a)} vs {len(c)} bytes)")
+        print(f"{name}: {events} events, --threads 2/3 byte-identical" if not failures else name)
+sys.exit(1 if failures else 0)
