@@ -211,6 +211,10 @@ std::string topology_json(const Cluster& c, const Job& j) {
     o += "{\"name\": \"" + c.storage[s].name + "\", \"kind\": \"" + c.storage[s].kind +
          "\", \"ip\": \"" + c.storage[s].ip + "\", \"export\": \"" + c.storage[s].exp + "\"}";
   }
+  if (j.id.empty()) {  // no job (hard mode's snippets)
+    o += "],\n  \"jobs\": []\n}\n";
+    return o;
+  }
   o += "],\n  \"jobs\": [\n    {\"id\": \"" + j.id + "\", \"ranks\": ";
   if (j.compact) {
     o += "{\"hosts\": [";

@@ -246,7 +246,11 @@ void Ctx::nccl_startup(int h, Us t) {
   for (int g = 0; g < C.gpg; ++g) {
     Us tg = t + r.range(0, 2 * kSec);
     const int rk = rank(h, g);
-    if (rk == 0) nccl(h, tg, g, "INFO", "NCCL version " + I.nccl_version + "+cuda12.4");
+    if (rk == 0 || (I.banner_per_host && g == 0)) {
+      const std::string& v =
+          I.host_nccl_version.empty() ? I.nccl_version : I.host_nccl_version[static_cast<size_t>(h)];
+      nccl(h, tg, g, "INFO", "NCCL version " + v + "+cuda12.4");
+    }
     nccl(h, tg + 1000, g, "INFO", strf("Bootstrap : Using eth0:%s<0>", x.ip.c_str()));
     std::string using_ = "NET/IB : Using";
     for (size_t n = 0; n < x.nics.size(); ++n)

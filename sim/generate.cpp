@@ -148,112 +148,102 @@ struct Out {
   bool boot_time = false;
 };
 
-void render_host(const Incident& I, int h, std::vector<Line>& lines, Rng& r, Out& out) {
-  const HostProfile& p = I.prof[static_cast<size_t>(h)];
-  const std::string& name = I.c->hosts[static_cast<size_t>(h)].name;
-  const Us dead = I.dead_at[static_cast<size_t>(h)];
-  const bool app_lost = I.app_lost[static_cast<size_t>(h)];
-  // Drop what a dead host never wrote; keep BMC SEL and pstore (collected afterwards).
-  lines.erase(std::remove_if(lines.begin(), lines.end(),
-                             [&](const Line& l) {
-                               if (l.chan == kSel || l.chan == kPstore) return false;
-                               if (app_lost && l.chan == kApp) return true;
-                               return l.t > dead;
-                             }),
-              lines.end());
-  auto clock = [&](const Line& l) { return l.t + (l.chan == kApp ? p.app_skew : p.skew); };
-  std::sort(lines.begin(), lines.end(), [&](const Line& a, const Line& b) {
-    Us ta = clock(a), tb = clock(b);
-    return ta != tb ? ta < tb : a.seq < b.seq;
-  });
-  const bool syslog_mono = (h % 2) == 0;
-  const bool rotate = p.kern == HostProfile::kSyslog && !p.kern_gz && r.chance(0.15) && !lines.empty();
-  const Us rot_at = rotate ? clock(lines[lines.size() / 3]) : 0;
-  int sel_id = 0x1a0 + r.index(64);
-  std::string* kern_cur = nullptr;
+// How one host writes its logs: its profile, name and clocks.
+struct HostWriter {
+  const Incident& I;
+  int h;
+  const HostProfile& p;
+  const std::string& name;
+  bool syslog_mono = false, rotate = false;
+  Us rot_at = 0;
+  int sel_id = 0;
   std::string* app_single = nullptr;
-  for (const Line& l : lines) {
-    const Us tc = clock(l);
-    const int ns = static_cast<int>(l.seq * 7919u % 1000u);
+
+  Us clock(const Line& l) const { return l.t + (l.chan == kApp ? p.app_skew : p.skew); }
+
+  // The kernel log's file: the format's name, a rotated syslog's older half in kern.log.1.
+  std::string kern_file(Us tc) const {
+    switch (p.kern) {
+      case HostProfile::kDmesgRaw: return "dmesg.log";
+      case HostProfile::kDmesgT: return "dmesg-T.log";
+      case HostProfile::kDmesgIso: return "dmesg-iso.log";
+      case HostProfile::kJournal: return "journal.json";
+      default: return p.kern_gz ? "kern.log.gz" : (rotate && tc < rot_at ? "kern.log.1" : "kern.log");
+    }
+  }
+
+  void kern(const Line& l, Us tc, Out& out) const {
+    std::string& o = out.files[kern_file(tc)];
+    const Us mono = tc - p.boot;
+    if (p.kern == HostProfile::kJournal) {
+      o += "{\"__REALTIME_TIMESTAMP\":\"" + std::to_string(tc) + "\",\"_HOSTNAME\":\"" + name +
+           "\",\"_TRANSPORT\":\"kernel\",\"SYSLOG_IDENTIFIER\":\"kernel\",\"PRIORITY\":\"" +
+           (l.text.find("Xid") != std::string::npos || l.text.find("rror") != std::string::npos ? "3" : "6") +
+           "\",\"MESSAGE\":\"" + jesc(l.text) + "\"}\n";
+      return;
+    }
+    auto parts = split_lines(l.text);
+    std::string prefix;
+    switch (p.kern) {
+      case HostProfile::kDmesgRaw:
+        append_mono(prefix, mono);
+        if (p.thread_tag) prefix += " [ T" + std::to_string(1000 + static_cast<int>(l.seq % 97)) + "]";
+        prefix += ' ';
+        break;
+      case HostProfile::kDmesgT: append_dmesg_T(prefix, tc); prefix += ' '; break;
+      case HostProfile::kDmesgIso: append_dmesg_iso(prefix, tc); prefix += ' '; break;
+      default: break;
+    }
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (p.kern == HostProfile::kSyslog) {
+        append_rfc3164(o, tc);
+        o += ' ' + name + " kernel: ";
+        if (syslog_mono) {
+          append_mono(o, mono);
+          o += ' ';
+        }
+      } else if (i == 0) {
+        o += prefix;
+      } else {
+        o.append(prefix.size(), ' ');  // dmesg prints continuation lines indented
+      }
+      o += parts[i];
+      o += '\n';
+    }
+  }
+
+  void app(const Line& l, Us tc, int ns, Out& out) {
+    std::string* o;
+    if (p.per_rank_files) {
+      if (l.lrank >= 0) {
+        int rk = I.job.pos[static_cast<size_t>(h)] >= 0 ? I.job.rank(h, l.lrank) : l.lrank;
+        o = &out.files["rank-" + std::to_string(rk) + ".log"];
+      } else {
+        o = &out.files["launcher.log"];
+      }
+    } else {
+      if (!app_single) app_single = &out.files["train.log"];
+      o = app_single;
+    }
+    std::string body;
+    expand(body, l.text, l.timed, tc, ns);
+    auto parts = split_lines(body);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (p.app == HostProfile::kCri) {
+        append_iso_ns(*o, tc, ns);
+        *o += (l.lrank >= 0 ? " stderr F " : " stdout F ");
+      } else if (p.app == HostProfile::kYmd && i == 0) {
+        append_ymd(*o, tc);
+        *o += ' ';
+      }
+      *o += parts[i];
+      *o += '\n';
+    }
+  }
+
+  // Fabric manager, BMC SEL, nvidia-smi, IB counters and pstore: one file each.
+  void other(const Line& l, Us tc, Out& out) {
     switch (l.chan) {
-      case kKern: {
-        std::string fname;
-        switch (p.kern) {
-          case HostProfile::kDmesgRaw: fname = "dmesg.log"; break;
-          case HostProfile::kDmesgT: fname = "dmesg-T.log"; break;
-          case HostProfile::kDmesgIso: fname = "dmesg-iso.log"; break;
-          case HostProfile::kJournal: fname = "journal.json"; break;
-          default: fname = p.kern_gz ? "kern.log.gz" : (rotate && tc < rot_at ? "kern.log.1" : "kern.log"); break;
-        }
-        kern_cur = &out.files[fname];
-        std::string& o = *kern_cur;
-        const Us mono = tc - p.boot;
-        if (p.kern == HostProfile::kJournal) {
-          o += "{\"__REALTIME_TIMESTAMP\":\"" + std::to_string(tc) + "\",\"_HOSTNAME\":\"" + name +
-               "\",\"_TRANSPORT\":\"kernel\",\"SYSLOG_IDENTIFIER\":\"kernel\",\"PRIORITY\":\"" +
-               (l.text.find("Xid") != std::string::npos || l.text.find("rror") != std::string::npos ? "3" : "6") +
-               "\",\"MESSAGE\":\"" + jesc(l.text) + "\"}\n";
-          break;
-        }
-        auto parts = split_lines(l.text);
-        std::string prefix;
-        switch (p.kern) {
-          case HostProfile::kDmesgRaw:
-            append_mono(prefix, mono);
-            if (p.thread_tag) prefix += " [ T" + std::to_string(1000 + static_cast<int>(l.seq % 97)) + "]";
-            prefix += ' ';
-            break;
-          case HostProfile::kDmesgT: append_dmesg_T(prefix, tc); prefix += ' '; break;
-          case HostProfile::kDmesgIso: append_dmesg_iso(prefix, tc); prefix += ' '; break;
-          default: break;
-        }
-        for (size_t i = 0; i < parts.size(); ++i) {
-          if (p.kern == HostProfile::kSyslog) {
-            append_rfc3164(o, tc);
-            o += ' ' + name + " kernel: ";
-            if (syslog_mono) {
-              append_mono(o, mono);
-              o += ' ';
-            }
-          } else if (i == 0) {
-            o += prefix;
-          } else {
-            o.append(prefix.size(), ' ');  // dmesg prints continuation lines indented
-          }
-          o += parts[i];
-          o += '\n';
-        }
-        break;
-      }
-      case kApp: {
-        std::string* o;
-        if (p.per_rank_files) {
-          if (l.lrank >= 0) {
-            int rk = I.job.pos[static_cast<size_t>(h)] >= 0 ? I.job.rank(h, l.lrank) : l.lrank;
-            o = &out.files["rank-" + std::to_string(rk) + ".log"];
-          } else {
-            o = &out.files["launcher.log"];
-          }
-        } else {
-          if (!app_single) app_single = &out.files["train.log"];
-          o = app_single;
-        }
-        std::string body;
-        expand(body, l.text, l.timed, tc, ns);
-        auto parts = split_lines(body);
-        for (size_t i = 0; i < parts.size(); ++i) {
-          if (p.app == HostProfile::kCri) {
-            append_iso_ns(*o, tc, ns);
-            *o += (l.lrank >= 0 ? " stderr F " : " stdout F ");
-          } else if (p.app == HostProfile::kYmd && i == 0) {
-            append_ymd(*o, tc);
-            *o += ' ';
-          }
-          *o += parts[i];
-          *o += '\n';
-        }
-        break;
-      }
       case kFm: {
         std::string& o = out.files["fabricmanager.log"];
         append_fm(o, tc);
@@ -295,6 +285,39 @@ void render_host(const Incident& I, int h, std::vector<Line>& lines, Rng& r, Out
       default: break;
     }
   }
+};
+
+void render_host(const Incident& I, int h, std::vector<Line>& lines, Rng& r, Out& out) {
+  HostWriter w{I, h, I.prof[static_cast<size_t>(h)], I.c->hosts[static_cast<size_t>(h)].name};
+  const HostProfile& p = w.p;
+  const Us dead = I.dead_at[static_cast<size_t>(h)];
+  const bool app_lost = I.app_lost[static_cast<size_t>(h)];
+  // Drop what a dead host never wrote; keep BMC SEL and pstore (collected afterwards).
+  lines.erase(std::remove_if(lines.begin(), lines.end(),
+                             [&](const Line& l) {
+                               if (l.chan == kSel || l.chan == kPstore) return false;
+                               if (app_lost && l.chan == kApp) return true;
+                               return l.t > dead;
+                             }),
+              lines.end());
+  std::sort(lines.begin(), lines.end(), [&](const Line& a, const Line& b) {
+    Us ta = w.clock(a), tb = w.clock(b);
+    return ta != tb ? ta < tb : a.seq < b.seq;
+  });
+  w.syslog_mono = (h % 2) == 0;
+  w.rotate = p.kern == HostProfile::kSyslog && !p.kern_gz && r.chance(0.15) && !lines.empty();
+  w.rot_at = w.rotate ? w.clock(lines[lines.size() / 3]) : 0;
+  w.sel_id = 0x1a0 + r.index(64);
+  for (const Line& l : lines) {
+    const Us tc = w.clock(l);
+    const int ns = static_cast<int>(l.seq * 7919u % 1000u);
+    if (l.chan == kKern)
+      w.kern(l, tc, out);
+    else if (l.chan == kApp)
+      w.app(l, tc, ns, out);
+    else
+      w.other(l, tc, out);
+  }
   if (p.kern == HostProfile::kDmesgRaw && out.files.count("dmesg.log")) out.boot_time = true;
 }
 
@@ -302,6 +325,7 @@ std::string truth_json(const Truth& t, const std::string& scenario, uint64_t see
   std::string o = "{\n  \"root_cause\": {\"device\": \"" + jesc(t.device) + "\", \"fault_class\": ";
   o += t.fault_class.empty() ? std::string("null") : "\"" + jesc(t.fault_class) + "\"";
   o += "},\n  \"localizable\": " + std::string(t.localizable ? "true" : "false");
+  if (t.false_alarm) o += ",\n  \"false_alarm\": true";
   o += ",\n  \"scenario\": \"" + jesc(scenario) + "\"";
   o += ",\n  \"t0\": \"" + iso_us(t.t0) + "\"";
   auto arr = [&](const std::vector<std::string>& v) {
@@ -330,65 +354,17 @@ const ScenarioDef* find_def(const std::string& name) {
   return nullptr;
 }
 
-bool write_incident(const SimOptions& o, Cluster& c, int index, const std::string& scen, std::string* err) {
-  const ScenarioDef* def = find_def(scen);
-  Rng r(derive_seed(o.seed, static_cast<uint64_t>(index), 1));
-  Incident I;
-  I.c = &c;
-  I.job = build_job(c, r, o.compact_ranks);
-  const int H = static_cast<int>(c.hosts.size());
-  I.host_lines.resize(static_cast<size_t>(H));
-  I.dead_at.assign(static_cast<size_t>(H), std::numeric_limits<Us>::max());
-  I.app_lost.assign(static_cast<size_t>(H), 0);
-  I.want_smi.assign(static_cast<size_t>(H), 0);
-  I.want_counters.assign(static_cast<size_t>(H), 0);
-  const Us t0 = to_us(2026, 1, 5, 0, 0, 0) + r.range(0, 300LL * 86400) * kSec + r.range(0, kSec - 1);
-  I.torch_variant = r.index(4);
-  I.nccl_variant = r.index(8);
-  I.iter_style = r.index(2);
-  I.step_s = r.uniform(2, 20);
-  I.timeout_ms = r.chance(0.7) ? 600000 : 1800000;
-  static const std::vector<std::string> kNccl = {"2.18.6", "2.19.3", "2.20.5", "2.21.5", "2.23.4"};
-  I.nccl_version = r.pick(kNccl);
-  I.smi_all = r.chance(0.2);
-  I.counters_all = r.chance(0.2);
-  I.prof.resize(static_cast<size_t>(H));
-  for (int h = 0; h < H; ++h) {
-    Rng hr(derive_seed(o.seed, static_cast<uint64_t>(index), 1000 + static_cast<uint64_t>(h)));
-    I.prof[static_cast<size_t>(h)] = make_profile(c, I.job, h, hr, t0);
-  }
-  if (scen == "nvlink5_fatal")
-    for (int h = 0; h < H; ++h) c.hosts[static_cast<size_t>(h)].nvl_domain = strf("nvl-%03d", h / 9 + 1);
-  const bool launch = scen == "nccl_mismatch";
-  I.t_start = launch ? t0 - static_cast<Us>(r.uniform(5, 60) * 1e6) : t0 - static_cast<Us>(r.uniform(900, 5400) * 1e6);
-  I.t_end = t0 + static_cast<Us>(r.uniform(300, 1200) * 1e6);
-  I.truth.scenario = scen;
-  Ctx x(I, r);
-  def->run(x, t0);
-  if (I.truth.regime.find("slow") == std::string::npos && !launch)
-    x.training(I.t_start, t0, 0, 1.0);
-  Us last = t0;
-  for (const auto& v : I.host_lines)
-    for (const auto& l : v) last = std::max(last, l.t);
-  I.t_end = std::max(I.t_end, last + static_cast<Us>(r.uniform(5, 60) * 1e6));
-  if (I.truth.regime.find("slow") != std::string::npos) I.t_end = std::max(I.t_end, last);
-  int root_host = -1;
-  {
-    const std::string hn = I.truth.device.substr(0, I.truth.device.find('/'));
-    for (int h = 0; h < H; ++h)
-      if (c.hosts[static_cast<size_t>(h)].name == hn) root_host = h;
-  }
-  add_incident_noise(x, root_host);
-  add_latent_faults(x, root_host);
-  // A host whose log shipping is broken: "not observable" is not "no errors" (§7.3).
-  if (r.chance(0.08) && I.job.hosts.size() > 2) {
-    int h = I.job.hosts[static_cast<size_t>(r.index(I.job.hosts.size()))];
-    if (h != root_host) {
-      I.app_lost[static_cast<size_t>(h)] = 1;
-      I.truth.notes.push_back("application log of " + c.hosts[static_cast<size_t>(h)].name + " not collected");
-    }
-  }
+const HardDef* find_hard(const std::string& name) {
+  for (const auto& d : hard_scenario_defs())
+    if (d.def.info.name == name) return &d;
+  return nullptr;
+}
 
+// The bundle of one incident: topology.json, truth.json, every host's files,
+// the subnet manager's log and BMC SEL captures (hosts outside the topology).
+bool write_bundle(const SimOptions& o, Cluster& c, int index, Incident& I, Rng& r, std::string* err) {
+  const std::string& scen = I.truth.scenario;
+  const int H = static_cast<int>(c.hosts.size());
   char dname[32];
   std::snprintf(dname, sizeof dname, "incident-%04d", index);
   const std::string dir = o.out + "/" + dname;
@@ -428,8 +404,115 @@ bool write_incident(const SimOptions& o, Cluster& c, int index, const std::strin
     if (!mkdir_p(dir + "/hosts/sm-01", err)) return false;
     if (!write_file(dir + "/hosts/sm-01/opensm.log", o2, err)) return false;
   }
+  for (auto& [name, sel] : I.bmc_sel) {
+    std::string o3;
+    const Us bmc_skew = static_cast<Us>(r.normal(0, 2.0) * 1e6);  // BMC clocks drift more
+    int id = 0x1a0 + r.index(64);
+    for (const Line& l : sel) {
+      char b[16];
+      std::snprintf(b, sizeof b, "%4x | ", id++);
+      o3 += b;
+      append_sel(o3, l.t + bmc_skew);
+      o3 += " | " + l.text + '\n';
+    }
+    if (!mkdir_p(dir + "/hosts/" + name, err)) return false;
+    if (!write_file(dir + "/hosts/" + name + "/ipmi-sel.txt", o3, err)) return false;
+  }
+  return true;
+}
+
+bool write_incident(const SimOptions& o, Cluster& c, int index, const ScenarioDef* def, bool with_job, std::string* err) {
+  const std::string& scen = def->info.name;
+  Rng r(derive_seed(o.seed, static_cast<uint64_t>(index), 1));
+  Incident I;
+  I.c = &c;
+  I.job = build_job(c, r, o.compact_ranks);
+  if (!with_job) {  // a snippet: no job in the topology, no application logs
+    I.job = Job{};
+    I.job.pos.assign(c.hosts.size(), -1);
+  }
+  I.banner_per_host = o.hard;
+  const int H = static_cast<int>(c.hosts.size());
+  I.host_lines.resize(static_cast<size_t>(H));
+  I.dead_at.assign(static_cast<size_t>(H), std::numeric_limits<Us>::max());
+  I.app_lost.assign(static_cast<size_t>(H), 0);
+  I.want_smi.assign(static_cast<size_t>(H), 0);
+  I.want_counters.assign(static_cast<size_t>(H), 0);
+  const Us t0 = to_us(2026, 1, 5, 0, 0, 0) + r.range(0, 300LL * 86400) * kSec + r.range(0, kSec - 1);
+  I.torch_variant = r.index(4);
+  I.nccl_variant = r.index(8);
+  I.iter_style = r.index(2);
+  I.step_s = r.uniform(2, 20);
+  I.timeout_ms = r.chance(0.7) ? 600000 : 1800000;
+  static const std::vector<std::string> kNccl = {"2.18.6", "2.19.3", "2.20.5", "2.21.5", "2.23.4"};
+  I.nccl_version = r.pick(kNccl);
+  I.smi_all = r.chance(0.2);
+  I.counters_all = r.chance(0.2);
+  I.prof.resize(static_cast<size_t>(H));
+  for (int h = 0; h < H; ++h) {
+    Rng hr(derive_seed(o.seed, static_cast<uint64_t>(index), 1000 + static_cast<uint64_t>(h)));
+    I.prof[static_cast<size_t>(h)] = make_profile(c, I.job, h, hr, t0);
+  }
+  if (scen == "nvlink5_fatal")
+    for (int h = 0; h < H; ++h) c.hosts[static_cast<size_t>(h)].nvl_domain = strf("nvl-%03d", h / 9 + 1);
+  const bool launch = scen == "nccl_mismatch";  // hard templates set their own window
+  I.t_start = launch ? t0 - static_cast<Us>(r.uniform(5, 60) * 1e6) : t0 - static_cast<Us>(r.uniform(900, 5400) * 1e6);
+  I.t_end = t0 + static_cast<Us>(r.uniform(300, 1200) * 1e6);
+  I.truth.scenario = scen;
+  Ctx x(I, r);
+  def->run(x, t0);
+  // No training before a launch failure (hard templates say so by their regime).
+  if (I.truth.regime.find("slow") == std::string::npos && !launch && !(o.hard && I.truth.regime == "launch"))
+    x.training(I.t_start, t0, 0, 1.0);
+  Us last = t0;
+  for (const auto& v : I.host_lines)
+    for (const auto& l : v) last = std::max(last, l.t);
+  I.t_end = std::max(I.t_end, last + static_cast<Us>(r.uniform(5, 60) * 1e6));
+  if (I.truth.regime.find("slow") != std::string::npos) I.t_end = std::max(I.t_end, last);
+  int root_host = -1;
+  {
+    const std::string hn = I.truth.device.substr(0, I.truth.device.find('/'));
+    for (int h = 0; h < H; ++h)
+      if (c.hosts[static_cast<size_t>(h)].name == hn) root_host = h;
+  }
+  add_incident_noise(x, root_host);
+  add_latent_faults(x, root_host);
+  // A host whose log shipping is broken: "not observable" is not "no errors" (§7.3).
+  if (r.chance(0.08) && I.job.hosts.size() > 2) {
+    int h = I.job.hosts[static_cast<size_t>(r.index(I.job.hosts.size()))];
+    if (h != root_host) {
+      I.app_lost[static_cast<size_t>(h)] = 1;
+      I.truth.notes.push_back("application log of " + c.hosts[static_cast<size_t>(h)].name + " not collected");
+    }
+  }
+  if (!write_bundle(o, c, index, I, r, err)) return false;
   if (scen == "nvlink5_fatal")
     for (auto& hh : c.hosts) hh.nvl_domain.clear();
+  return true;
+}
+
+// Hard mode: every incident on a cluster of its own, with a host count drawn
+// within the family's range (and --hosts), its own GPU-NIC pairing and noise
+// volume; formats and clocks are drawn per host as always.
+bool generate_hard(const SimOptions& o, const std::vector<std::string>& plan, std::string* err,
+                   const Progress& progress) {
+  static const int kSizes[] = {2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+  for (int i = 0; i < o.count; ++i) {
+    const int index = o.first_index + i;
+    const HardDef* hd = find_hard(plan[static_cast<size_t>(i)]);
+    Rng r(derive_seed(o.seed, static_cast<uint64_t>(index), 7));
+    const int hi = std::min(hd->max_hosts, o.hosts);
+    std::vector<int> sizes;
+    for (int n : kSizes)
+      if (n >= hd->min_hosts && n <= hi) sizes.push_back(n);
+    SimOptions oi = o;
+    oi.hosts = sizes.empty() ? std::max(hd->min_hosts, std::min(hi, hd->max_hosts)) : r.pick(sizes);
+    oi.pairing_2_2 = oi.gpus_per_host % 2 == 0 && r.chance(0.3);
+    oi.noise_lines_per_host = static_cast<int>(o.noise_lines_per_host * r.uniform(0.25, 2.0));
+    Cluster c = build_cluster(oi, derive_seed(o.seed, static_cast<uint64_t>(index), 8));
+    if (!write_incident(oi, c, index, &hd->def, hd->job, err)) return false;
+    if (progress) progress(i + 1, o.count);
+  }
   return true;
 }
 
@@ -444,18 +527,29 @@ const std::vector<ScenarioInfo>& scenarios() {
   return k;
 }
 
+const std::vector<ScenarioInfo>& hard_scenarios() {
+  static const std::vector<ScenarioInfo> k = [] {
+    std::vector<ScenarioInfo> v;
+    for (const auto& d : hard_scenario_defs()) v.push_back(d.def.info);
+    return v;
+  }();
+  return k;
+}
+
 std::vector<std::string> plan_scenarios(const SimOptions& o, std::string* error) {
   std::vector<std::string> names;
   std::vector<double> w;
   if (o.scenarios.empty()) {
-    for (const auto& d : scenario_defs()) {
-      names.push_back(d.info.name);
-      w.push_back(d.info.weight);
+    for (const auto& d : o.hard ? hard_scenarios() : scenarios()) {
+      names.push_back(d.name);
+      w.push_back(d.weight);
     }
   } else {
     for (const auto& s : o.scenarios) {
-      if (!find_def(s)) {
-        if (error) *error = "unknown scenario '" + s + "' (see --list-scenarios)";
+      if (o.hard ? !find_hard(s) : !find_def(s)) {
+        if (error)
+          *error = "unknown " + std::string(o.hard ? "hard-mode " : "") + "scenario '" + s +
+                   "' (see --list-scenarios" + (o.hard ? " --hard)" : ")");
         return {};
       }
       if (std::find(names.begin(), names.end(), s) == names.end()) {
@@ -521,9 +615,11 @@ bool generate(const SimOptions& o, std::string* error, const Progress& progress)
   std::vector<std::string> plan = plan_scenarios(o, err);
   if (plan.empty()) return false;
   if (!mkdir_p(o.out, err)) return false;
+  if (o.hard) return generate_hard(o, plan, err, progress);
   Cluster c = build_cluster(o, o.seed);
   for (int i = 0; i < o.count; ++i) {
-    if (!write_incident(o, c, o.first_index + i, plan[static_cast<size_t>(i)], err)) return false;
+    if (!write_incident(o, c, o.first_index + i, find_def(plan[static_cast<size_t>(i)]), true, err))
+      return false;
     if (progress) progress(i + 1, o.count);
   }
   return true;

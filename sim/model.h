@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,7 @@ struct LatentNote {
 struct Truth {
   std::string scenario, fault_class, device, chain, root_event, regime;
   bool localizable = true;
+  bool false_alarm = false;  // nothing was faulty (truth.json "false_alarm")
   Us t0 = 0;
   std::vector<std::string> eviction, accept;
   std::vector<LatentNote> latent;
@@ -143,6 +145,12 @@ struct Incident {
   };
   std::vector<Throttle> throttles;
   std::vector<std::pair<int, int>> counters_done;  // (host, nic) already sampled by a scenario
+  // Hard mode: every host's tensor-parallel communicator prints its NCCL
+  // version banner; a host may run another build; BMCs (hosts/<name>, not in
+  // the topology) hold SEL lines.
+  bool banner_per_host = false;
+  std::vector<std::string> host_nccl_version;  // per host; empty = nccl_version everywhere
+  std::map<std::string, std::vector<Line>> bmc_sel;
 };
 
 }  // namespace reflex::sim

@@ -25,16 +25,6 @@ std::string nic_id(Ctx& x, int h, int n) { return x.hn(h) + "/" + x.H(h).nics[st
 Us ms(double v) { return static_cast<Us>(v * 1000.0); }
 Us sec(double v) { return static_cast<Us>(v * 1e6); }
 
-void set_truth(Ctx& x, const std::string& dev, const std::string& cls, const std::string& chain,
-               const std::string& event, Us t0, std::vector<std::string> evict) {
-  Truth& t = x.I.truth;
-  t.device = dev;
-  t.fault_class = cls;
-  t.chain = chain;
-  t.root_event = event;
-  t.t0 = t0;
-  t.eviction = std::move(evict);
-}
 
 // After a local CUDA failure on (h, g): the rank dies, torchrun tears down the
 // host, peers fail errored (status 12 toward the host) or hung (watchdog).
@@ -388,22 +378,7 @@ void counter_series(Ctx& x, int h, int nic, const char* counter, Us t_change, lo
   for (Us t = from; t < x.I.t_end; t += sec(60)) sysfs_counter(x, h, t, nic, counter, t >= t_change ? after : before);
 }
 
-void opensm_trap(Ctx& x, Us t, int type, int num, const char* what, int lid, int port) {
-  if (port > 0)
-    x.sm(t, strf("log_trap_info: Received Generic Notice type:%d num:%d (%s) Producer:2 (Switch) from LID:%d Port %d TID:0x%016llx",
-                 type, num, what, lid, port, static_cast<unsigned long long>(x.r.range(1, 1 << 30))));
-  else
-    x.sm(t, strf("log_trap_info: Received Generic Notice type:%d num:%d (%s) Producer:2 (Switch) from LID:%d TID:0x%016llx",
-                 type, num, what, lid, static_cast<unsigned long long>(x.r.range(1, 1 << 30))));
-}
 
-void port_down_lines(Ctx& x, int h, int n, Us t, bool cable) {
-  const SimNic& ni = x.H(h).nics[static_cast<size_t>(n)];
-  if (cable && x.r.chance(0.6))
-    x.kern(h, t - ms(x.r.uniform(1, 200)), strf("mlx5_core %s: Port module event: module %d, Cable unplugged", ni.bdf.c_str(), n));
-  x.kern(h, t, strf("mlx5_core %s %s: Link down", ni.bdf.c_str(), ni.netdev.c_str()));
-  x.nccl(h, t + ms(x.r.uniform(5, 900)), n, "WARN", strf("NET/IB : %s:1 Got async event : port error", ni.name.c_str()));
-}
 
 // C13: NIC port link down.
 void sc_nic_link_down(Ctx& x, Us t0) {
@@ -786,6 +761,35 @@ void sc_unknown(Ctx& x, Us t0) {
 }
 
 }  // namespace
+
+// Shared with the hard-mode templates (hard.cpp).
+void set_truth(Ctx& x, const std::string& dev, const std::string& cls, const std::string& chain,
+               const std::string& event, Us t0, std::vector<std::string> evict) {
+  Truth& t = x.I.truth;
+  t.device = dev;
+  t.fault_class = cls;
+  t.chain = chain;
+  t.root_event = event;
+  t.t0 = t0;
+  t.eviction = std::move(evict);
+}
+
+void opensm_trap(Ctx& x, Us t, int type, int num, const char* what, int lid, int port) {
+  if (port > 0)
+    x.sm(t, strf("log_trap_info: Received Generic Notice type:%d num:%d (%s) Producer:2 (Switch) from LID:%d Port %d TID:0x%016llx",
+                 type, num, what, lid, port, static_cast<unsigned long long>(x.r.range(1, 1 << 30))));
+  else
+    x.sm(t, strf("log_trap_info: Received Generic Notice type:%d num:%d (%s) Producer:2 (Switch) from LID:%d TID:0x%016llx",
+                 type, num, what, lid, static_cast<unsigned long long>(x.r.range(1, 1 << 30))));
+}
+
+void port_down_lines(Ctx& x, int h, int n, Us t, bool cable) {
+  const SimNic& ni = x.H(h).nics[static_cast<size_t>(n)];
+  if (cable && x.r.chance(0.6))
+    x.kern(h, t - static_cast<Us>(x.r.uniform(1, 200) * 1000.0), strf("mlx5_core %s: Port module event: module %d, Cable unplugged", ni.bdf.c_str(), n));
+  x.kern(h, t, strf("mlx5_core %s %s: Link down", ni.bdf.c_str(), ni.netdev.c_str()));
+  x.nccl(h, t + static_cast<Us>(x.r.uniform(5, 900) * 1000.0), n, "WARN", strf("NET/IB : %s:1 Got async event : port error", ni.name.c_str()));
+}
 
 const std::vector<ScenarioDef>& scenario_defs() {
   static const std::vector<ScenarioDef> k = {

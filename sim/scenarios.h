@@ -13,6 +13,21 @@ struct ScenarioDef {
   void (*run)(Ctx&, Us t0);
 };
 const std::vector<ScenarioDef>& scenario_defs();
+// The hard mode's families (issue 12), with their host-count range.
+struct HardDef {
+  ScenarioDef def;
+  int min_hosts, max_hosts;
+  bool job = true;  // false: the bundle has no job (a snippet)
+};
+const std::vector<HardDef>& hard_scenario_defs();
+
+// Template helpers shared by scenarios.cpp and hard.cpp.
+void set_truth(Ctx& x, const std::string& dev, const std::string& cls, const std::string& chain,
+               const std::string& event, Us t0, std::vector<std::string> evict);
+// OpenSM log_trap_info line (§4.3) from a leaf with this LID (and port, when > 0).
+void opensm_trap(Ctx& x, Us t, int type, int num, const char* what, int lid, int port);
+// mlx5 "Link down" (cable unplugged first, sometimes) and NCCL's async port error.
+void port_down_lines(Ctx& x, int h, int n, Us t, bool cable);
 
 // Background and sympathetic noise (§7.2) and latent faults (§7.3).
 void add_incident_noise(Ctx& x, int root_host);

@@ -22,6 +22,9 @@ struct SimOptions {
   int first_index = 1;                     // incident-NNNN numbering
   std::string out;                         // output directory
   int compact_ranks = -1;                  // -1 auto (>= 256 hosts), 0 explicit list, 1 compact
+  // Hard mode (issue 12): the hard families below, each incident on its own
+  // cluster of 1..`hosts` hosts (at most 64) with its own pairing and noise.
+  bool hard = false;
 };
 
 struct ScenarioInfo {
@@ -35,6 +38,8 @@ struct ScenarioInfo {
 
 // Every scenario the generator knows, in a stable order.
 const std::vector<ScenarioInfo>& scenarios();
+// The hard mode's scenarios ("family.variant"), in a stable order.
+const std::vector<ScenarioInfo>& hard_scenarios();
 
 // Scenario per incident for the given options (exposed for tests).
 std::vector<std::string> plan_scenarios(const SimOptions& opts, std::string* error);

@@ -109,7 +109,11 @@ json check_bundle(const fs::path& b) {
   EXPECT_TRUE(truth["t0"].is_string());
   EXPECT_TRUE(truth["eviction_set"].is_array());
   const std::string dev = truth["root_cause"]["device"];
-  EXPECT_TRUE(ids.count(dev)) << "truth device '" << dev << "' is not in the topology";
+  if (truth.value("false_alarm", false)) {  // nothing faulty: no device, nothing to evict
+    EXPECT_TRUE(dev.empty() && truth["eviction_set"].empty() && !truth["localizable"].get<bool>());
+  } else {
+    EXPECT_TRUE(ids.count(dev)) << "truth device '" << dev << "' is not in the topology";
+  }
   for (const auto& e : truth["eviction_set"]) EXPECT_TRUE(ids.count(e.get<std::string>())) << e;
   for (const auto& l : truth["latent"]) EXPECT_TRUE(ids.count(l["device"].get<std::string>())) << l;
   if (truth["localizable"].get<bool>()) {
@@ -119,7 +123,10 @@ json check_bundle(const fs::path& b) {
   size_t files = 0;
   for (auto& hd : fs::directory_iterator(b / "hosts")) {
     const std::string hn = hd.path().filename().string();
-    EXPECT_TRUE(hosts.count(hn) || hn == "sm-01") << hn;
+    // Outside the topology: the subnet manager, and (hard mode) a host's BMC.
+    const bool bmc = hn.size() > 4 && hn.compare(hn.size() - 4, 4, "-bmc") == 0 &&
+                     hosts.count(hn.substr(0, hn.size() - 4));
+    EXPECT_TRUE(hosts.count(hn) || hn == "sm-01" || bmc) << hn;
     for (auto& f : fs::directory_iterator(hd.path())) {
       ++files;
       EXPECT_GT(fs::file_size(f.path()), 0u) << f.path();
@@ -313,4 +320,88 @@ TEST(SimFiles, GzipFilesInflate) {
   }
   EXPECT_GT(gz, 0u) << "expected some gzip-compressed kernel logs in 96 hosts";
   fs::remove_all(d);
+}
+
+// Hard mode (issue 12): every family's bundles are well formed, say what the
+// family says, and the same seed writes the same bytes.
+namespace {
+SimOptions hard_opts(uint64_t seed, int count, const fs::path& out) {
+  SimOptions o = opts(seed, count, 16, out);
+  o.hard = true;
+  return o;
+}
+}  // namespace
+
+TEST(SimHard, EveryFamilyBundleIsWellFormed) {
+  for (const auto& s : reflex::sim::hard_scenarios()) {
+    SCOPED_TRACE(s.name);
+    fs::path d = temp_dir("hard-" + s.name);
+    SimOptions o = hard_opts(9, 3, d);
+    o.scenarios = {s.name};
+    std::string err;
+    ASSERT_TRUE(reflex::sim::generate(o, &err)) << err;
+    for (int i = 1; i <= 3; ++i) {
+      char n[32];
+      std::snprintf(n, sizeof n, "incident-%04d", i);
+      json t = check_bundle(d / n);
+      ASSERT_FALSE(t.is_null());
+      EXPECT_EQ(t["scenario"], s.name);
+      if (!s.fault_class.empty()) {
+        EXPECT_EQ(t["root_cause"]["fault_class"], s.fault_class);
+      }
+      json topo = json::parse(slurp(d / n / "topology.json"));
+      const std::string dev = t["root_cause"]["device"];
+      if (s.device_kind == "host") {
+        EXPECT_EQ(dev.find('/'), std::string::npos) << dev;
+      }
+      if (s.name == "odd_one_out.nccl_version") {
+        EXPECT_TRUE(t["eviction_set"].empty());
+      }
+      if (s.name == "snippet.one_host") {
+        EXPECT_EQ(topo["hosts"].size(), 1u);
+        EXPECT_TRUE(topo["jobs"].empty());
+      } else {
+        EXPECT_GE(topo["hosts"].size(), 2u);
+        EXPECT_LE(topo["hosts"].size(), 64u);
+      }
+    }
+    fs::remove_all(d);
+  }
+}
+
+TEST(SimHard, SameSeedSameBytesEveryFamilyOnce) {
+  fs::path a = temp_dir("hard-a"), b = temp_dir("hard-b");
+  std::string err;
+  const int n = static_cast<int>(reflex::sim::hard_scenarios().size());
+  ASSERT_TRUE(reflex::sim::generate(hard_opts(20261201, n, a), &err)) << err;
+  ASSERT_TRUE(reflex::sim::generate(hard_opts(20261201, n, b), &err)) << err;
+  auto ta = tree(a), tb = tree(b);
+  ASSERT_FALSE(ta.empty());
+  EXPECT_EQ(ta.size(), tb.size());
+  for (auto& [k, v] : ta) {
+    auto it = tb.find(k);
+    ASSERT_NE(it, tb.end()) << k;
+    EXPECT_TRUE(it->second == v) << k << " differs between two runs with the same seed";
+  }
+  std::set<std::string> seen;
+  std::set<size_t> sizes;
+  for (int i = 1; i <= n; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "incident-%04d", i);
+    json t = check_bundle(a / name);
+    seen.insert(t["scenario"].get<std::string>());
+    sizes.insert(json::parse(slurp(a / name / "topology.json"))["hosts"].size());
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(n)) << "stratified: every family once";
+  EXPECT_GE(sizes.size(), 3u) << "host counts are drawn per incident";
+  fs::remove_all(a);
+  fs::remove_all(b);
+}
+
+TEST(SimHard, UnknownHardScenarioIsAnError) {
+  std::string err;
+  SimOptions o = hard_opts(1, 1, temp_dir("hard-bad"));
+  o.scenarios = {"hbm_dbe"};  // a standard scenario, not a hard one
+  EXPECT_FALSE(reflex::sim::generate(o, &err));
+  EXPECT_NE(err.find("hard-mode"), std::string::npos) << err;
 }

@@ -12,7 +12,7 @@
 int main(int argc, char** argv) {
   reflex::sim::SimOptions o;
   std::string scen, pairing = "1:1", mix = "stratified";
-  bool list = false, quiet = false;
+  bool list = false, quiet = false, hard = false;
   CLI::App app{"reflex-sim: synthetic GPU-cluster incident bundles with ground truth", "reflex-sim"};
   app.add_option("--seed", o.seed, "PRNG seed (same seed, same bytes)");
   app.add_option("--count", o.count, "number of incident bundles")->check(CLI::PositiveNumber);
@@ -26,7 +26,11 @@ int main(int argc, char** argv) {
   app.add_option("--noise-lines-per-host", o.noise_lines_per_host, "background lines per host");
   app.add_option("--first-index", o.first_index, "number of the first bundle (incident-NNNN)");
   app.add_option("--out", o.out, "output directory");
-  app.add_flag("--list-scenarios", list, "print the scenarios and exit");
+  app.add_flag("--hard", hard,
+               "hard mode: base rates, prior faults, common mode, odd one out, two-wave host "
+               "loss, snippets; each incident on its own cluster of up to --hosts (default 64) "
+               "hosts");
+  app.add_flag("--list-scenarios", list, "print the scenarios (with --hard: the hard ones) and exit");
   app.add_flag("-q,--quiet", quiet, "no progress on stderr");
   app.set_version_flag("--version", "reflex-sim " REFLEX_VERSION);
   try {
@@ -43,9 +47,10 @@ int main(int argc, char** argv) {
   }
   if (list) {
     std::printf("%-24s %-20s %-10s %6s  %-18s %s\n", "scenario", "fault_class", "device", "share", "source", "summary");
-    for (const auto& s : reflex::sim::scenarios())
+    for (const auto& s : hard ? reflex::sim::hard_scenarios() : reflex::sim::scenarios())
       std::printf("%-24s %-20s %-10s %5.1f%%  %-18s %s\n", s.name.c_str(),
-                  s.fault_class.empty() ? "(not localizable)" : s.fault_class.c_str(),
+                  s.fault_class.empty() ? (s.device_kind == "mixed" ? "(varies)" : "(not localizable)")
+                                        : s.fault_class.c_str(),
                   s.device_kind.c_str(), s.weight, s.source.c_str(), s.summary.c_str());
     return 0;
   }
@@ -53,6 +58,8 @@ int main(int argc, char** argv) {
     std::fputs("reflex-sim: --out DIR is required\n", stderr);
     return 2;
   }
+  o.hard = hard;
+  if (hard && !app.count("--hosts")) o.hosts = 64;
   o.pairing_2_2 = pairing == "2:2";
   o.stratified = mix == "stratified";
   std::stringstream ss(scen);

@@ -154,7 +154,8 @@ struct Agent {
   std::string state_path;
   size_t buffer_max = 100000, batch = 500;
 
-  Ingestor ing{kb, topo};
+  Ingestor ing;
+  FormatOptions fopts;  // followed files and the journal: --strict-transport as for envelopes
   FormatStats fstats;
   std::map<FileKey, Followed> files;
   std::deque<Pending> pending;
@@ -165,8 +166,10 @@ struct Agent {
   Backoff backoff{std::chrono::milliseconds(100), std::chrono::seconds(5)};
   uint64_t published = 0;
 
-  Agent(const KnowledgeBase& k, const Topology& t, bus::EventBus& b, Metrics& m)
-      : kb(k), topo(t), bus(b), metrics(m) {
+  Agent(const KnowledgeBase& k, const Topology& t, bus::EventBus& b, Metrics& m,
+        const IngestOptions& iopts)
+      : kb(k), topo(t), bus(b), metrics(m), ing(kb, topo, iopts) {
+    fopts.strict_transport = iopts.strict_transport;
     ing.set_sink([this](Event&& ev) { queue_event(std::move(ev)); });
   }
 
@@ -266,7 +269,7 @@ struct Agent {
       resume.erase(r);
     }
     f.safe = f.read;
-    f.parser = std::make_unique<LineParser>(topo, FormatOptions{}, &fstats);
+    f.parser = std::make_unique<LineParser>(topo, fopts, &fstats);
     FileContext ctx;
     ctx.host_dir = host;
     ctx.file = f.evidence;
@@ -419,7 +422,7 @@ struct Agent {
   // ---- journal ----
   Journal journal;
   bool start_journal(std::string cmd, std::string* err) {
-    journal.parser = std::make_unique<LineParser>(topo, FormatOptions{}, &fstats);
+    journal.parser = std::make_unique<LineParser>(topo, fopts, &fstats);
     FileContext ctx;
     ctx.host_dir = host;
     ctx.file = "hosts/" + host + "/journal";
@@ -870,7 +873,7 @@ int run_agent(int argc, char** argv) {
 
   IngestOptions iopts;
   iopts.strict_transport = strict;
-  Agent a(*kb, *topo, *bus, metrics);
+  Agent a(*kb, *topo, *bus, metrics, iopts);
   a.host = host;
   a.year = year;
   a.boot_time = boot;
