@@ -44,15 +44,16 @@ bool heals(const Signature& s, const EventSpan& ev, const EventSpan& clearing);
 // The device a reference names: its side's own device, or the one bound with
 // `locate ... as NAME` (nullptr when the event has no such binding).
 const std::string* device_of(const DeviceRef& ref, const Event& cause, const Event& effect);
-// Every relation of the rule's `where` holds. `id_of(ref, device)` gives the
-// topology id of a resolved device (callers with cached ids pass their own);
-// devices not in the topology (placeholders) relate by name.
-template <class IdOf>
-bool where_holds(const Rule& r, const Topology& topo, const Event& cause, const Event& effect,
-                 IdOf&& id_of) {
+// Every relation of the rule's `where` holds. `dev_of(ref)` gives the device a
+// reference names (device_of() for two Events; callers with their own event
+// storage pass theirs), `id_of(ref, device)` its topology id (callers with
+// cached ids pass their own); devices not in the topology (placeholders)
+// relate by name.
+template <class DevOf, class IdOf>
+bool where_holds_by(const Rule& r, const Topology& topo, DevOf&& dev_of, IdOf&& id_of) {
   for (const RelationConstraint& c : r.where) {
-    const std::string* a = device_of(c.lhs, cause, effect);
-    const std::string* b = device_of(c.rhs, cause, effect);
+    const std::string* a = dev_of(c.lhs);
+    const std::string* b = dev_of(c.rhs);
     if (!a || !b) return false;
     Topology::DeviceId ia = id_of(c.lhs, *a), ib = id_of(c.rhs, *b);
     bool ok = ia != Topology::kNoDevice && ib != Topology::kNoDevice ? topo.related(c.rel, ia, ib)
@@ -60,6 +61,12 @@ bool where_holds(const Rule& r, const Topology& topo, const Event& cause, const 
     if (!ok) return false;
   }
   return true;
+}
+template <class IdOf>
+bool where_holds(const Rule& r, const Topology& topo, const Event& cause, const Event& effect,
+                 IdOf&& id_of) {
+  return where_holds_by(
+      r, topo, [&](const DeviceRef& ref) { return device_of(ref, cause, effect); }, id_of);
 }
 bool where_holds(const Rule& r, const Topology& topo, const Event& cause, const Event& effect);
 
