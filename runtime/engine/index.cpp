@@ -11,6 +11,7 @@ uint32_t Interner::id(std::string_view s) {
   auto it = map_.find(s);
   if (it != map_.end()) return it->second;
   strs_.emplace_back(s);
+  ptrs_.push_back(&strs_.back());
   uint32_t id = static_cast<uint32_t>(strs_.size() - 1);
   map_.emplace(std::string_view(strs_.back()), id);
   return id;

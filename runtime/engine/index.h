@@ -32,12 +32,15 @@ class Interner {
  public:
   uint32_t id(std::string_view s);
   uint32_t find(std::string_view s) const;  // kNone when unknown
-  const std::string& str(uint32_t id) const { return strs_[id]; }
+  const std::string& str(uint32_t id) const { return *ptrs_[id]; }
   size_t size() const { return strs_.size(); }
 
  private:
   std::unordered_map<std::string_view, uint32_t> map_;
   std::deque<std::string> strs_;
+  // strs_[i]'s address: str() is one load (a deque index is a division and
+  // two), and the walk's `where` checks take a device's address per pair.
+  std::vector<const std::string*> ptrs_;
 };
 
 // Bytes appended once and read back by (block, offset): the raw lines and
