@@ -44,16 +44,15 @@ bool heals(const Signature& s, const EventSpan& ev, const EventSpan& clearing);
 // The device a reference names: its side's own device, or the one bound with
 // `locate ... as NAME` (nullptr when the event has no such binding).
 const std::string* device_of(const DeviceRef& ref, const Event& cause, const Event& effect);
-// Every relation of the rule's `where` holds. `dev_of(ref)` gives the device a
-// reference names (device_of() for two Events; callers with their own event
-// storage pass theirs), `id_of(ref, device)` its topology id (callers with
-// cached ids pass their own); devices not in the topology (placeholders)
-// relate by name.
-template <class DevOf, class IdOf>
-bool where_holds_by(const Rule& r, const Topology& topo, DevOf&& dev_of, IdOf&& id_of) {
+// Every relation of the rule's `where` holds. `id_of(ref, device)` gives the
+// topology id of a resolved device (callers with cached ids pass their own);
+// devices not in the topology (placeholders) relate by name.
+template <class IdOf>
+bool where_holds(const Rule& r, const Topology& topo, const Event& cause, const Event& effect,
+                 IdOf&& id_of) {
   for (const RelationConstraint& c : r.where) {
-    const std::string* a = dev_of(c.lhs);
-    const std::string* b = dev_of(c.rhs);
+    const std::string* a = device_of(c.lhs, cause, effect);
+    const std::string* b = device_of(c.rhs, cause, effect);
     if (!a || !b) return false;
     Topology::DeviceId ia = id_of(c.lhs, *a), ib = id_of(c.rhs, *b);
     bool ok = ia != Topology::kNoDevice && ib != Topology::kNoDevice ? topo.related(c.rel, ia, ib)
@@ -62,11 +61,29 @@ bool where_holds_by(const Rule& r, const Topology& topo, DevOf&& dev_of, IdOf&& 
   }
   return true;
 }
-template <class IdOf>
-bool where_holds(const Rule& r, const Topology& topo, const Event& cause, const Event& effect,
-                 IdOf&& id_of) {
-  return where_holds_by(
-      r, topo, [&](const DeviceRef& ref) { return device_of(ref, cause, effect); }, id_of);
+// The same decision for callers that keep events their own way.
+// `known_id(ref)`: the topology id of a reference the caller has cached, for
+// one that always names a device (else kNoDevice: it is then looked up by
+// name); `dev_of(ref)`: the device's name (nullptr: no such binding), asked
+// only when a side has no known id, so the common case reads no strings.
+template <class KnownId, class DevOf>
+bool where_holds_by(const Rule& r, const Topology& topo, KnownId&& known_id, DevOf&& dev_of) {
+  for (const RelationConstraint& c : r.where) {
+    Topology::DeviceId ia = known_id(c.lhs), ib = known_id(c.rhs);
+    if (ia != Topology::kNoDevice && ib != Topology::kNoDevice) {
+      if (!topo.related(c.rel, ia, ib)) return false;
+      continue;
+    }
+    const std::string* a = dev_of(c.lhs);
+    const std::string* b = dev_of(c.rhs);
+    if (!a || !b) return false;
+    if (ia == Topology::kNoDevice) ia = topo.id(*a);
+    if (ib == Topology::kNoDevice) ib = topo.id(*b);
+    bool ok = ia != Topology::kNoDevice && ib != Topology::kNoDevice ? topo.related(c.rel, ia, ib)
+                                                                     : topo.related(c.rel, *a, *b);
+    if (!ok) return false;
+  }
+  return true;
 }
 bool where_holds(const Rule& r, const Topology& topo, const Event& cause, const Event& effect);
 
