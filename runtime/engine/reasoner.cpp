@@ -314,14 +314,15 @@ bool Reasoner::where_ok(const Rule& r, uint32_t cause_ev, uint32_t effect_ev) co
   auto side = [&](const DeviceRef& ref) {
     return ref.side == DeviceRef::Side::effect ? effect_ev : cause_ev;
   };
+  // bind_topology() cached every event device's id (kNoDevice: a
+  // placeholder, which where_holds_by then relates by name).
   return rules::where_holds_by(
       r, topo_,
       [&](const DeviceRef& ref) {
-        return ref.binding.empty() ? &ix_.device(side(ref)) : ix_.binding(side(ref), ref.binding);
+        return ref.binding.empty() ? ix_.topo_id(ix_.rec(side(ref)).device) : Topology::kNoDevice;
       },
-      [&](const DeviceRef& ref, const std::string& d) {
-        if (!ref.binding.empty()) return topo_.id(d);
-        return ix_.topo_id(ix_.rec(side(ref)).device);
+      [&](const DeviceRef& ref) {
+        return ref.binding.empty() ? &ix_.device(side(ref)) : ix_.binding(side(ref), ref.binding);
       });
 }
 
