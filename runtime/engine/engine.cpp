@@ -95,7 +95,7 @@ std::vector<Diagnosis> batch(const KnowledgeBase& kb, const KbIndex& ki, const T
   for (uint32_t i = 0; i < ix.size(); ++i) {
     if (!ki.is_symptom(ix.rec(i).name)) continue;
     const auto& r = ix.rec(i);
-    syms.push_back({engine::job_key(ix.ev(i), topo), r.has_wall() ? r.lo : kNoWall, i});
+    syms.push_back({engine::job_key(ix, i, topo), r.has_wall() ? r.lo : kNoWall, i});
   }
   if (syms.empty()) return engine::diagnose_symptoms(kb, ki, topo, ix, {}, o);
   std::stable_sort(syms.begin(), syms.end(), [](const S& a, const S& b) {
@@ -132,7 +132,10 @@ std::vector<Diagnosis> diagnose_events(const KnowledgeBase& kb, const Topology& 
     Interner in;
     EventIndex ix(&in);
     KbIndex ki(kb, &in);
-    for (auto& e : events) ix.add(std::move(e));
+    // Each event's strings are freed once indexed, the array before the
+    // diagnosis: the index's compact copy is all that is read from here on.
+    for (auto& e : events) ix.add(Event(std::move(e)));
+    std::vector<Event>().swap(events);
     return batch(kb, ki, topo, ix, opts);
   } catch (const std::exception& e) {
     Diagnosis d;
@@ -246,7 +249,7 @@ struct Engine::Impl {
     int64_t settle = static_cast<int64_t>(o.settle_s * 1e6);
     if (ki->is_symptom(r.name)) {
       ++st.symptoms;
-      std::string key = engine::job_key(ix->ev(i), *topo);
+      std::string key = engine::job_key(*ix, i, *topo);
       int64_t gap = static_cast<int64_t>(o.incident_gap_s * 1e6);
       for (auto& inc : open) {
         if (inc.key != key) continue;
@@ -350,17 +353,15 @@ struct Engine::Impl {
     for (auto& inc : open)
       if (inc.first != kNoWall)
         cutoff = std::min(cutoff, inc.first - static_cast<int64_t>(ki->max_window_s * 1e6));
-    std::vector<int64_t> lo(ix->size());
-    for (uint32_t i = 0; i < ix->size(); ++i) lo[i] = ix->rec(i).lo;
-    std::vector<Event> evs = ix->take_events();
-    std::vector<uint32_t> remap(evs.size(), engine::kNone);
+    std::vector<uint32_t> remap(ix->size(), engine::kNone);
     auto fresh = std::make_unique<EventIndex>(&in);
-    for (uint32_t i = 0; i < evs.size(); ++i) {
-      if (lo[i] != kNoWall && lo[i] < cutoff) {
+    for (uint32_t i = 0; i < ix->size(); ++i) {
+      int64_t lo = ix->rec(i).lo;
+      if (lo != kNoWall && lo < cutoff) {
         ++st.dropped_events;
         continue;
       }
-      remap[i] = fresh->add(std::move(evs[i]));
+      remap[i] = fresh->add(ix->ev(i));  // one event rebuilt at a time
     }
     ix = std::move(fresh);
     // When open incidents pin most events, wait for more growth before the

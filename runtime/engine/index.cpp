@@ -2,21 +2,36 @@
 #include "index.h"
 
 #include <algorithm>
+#include <charconv>
+#include <stdexcept>
 
 namespace reflex::engine {
 
 uint32_t Interner::id(std::string_view s) {
   auto it = map_.find(s);
   if (it != map_.end()) return it->second;
-  strs_.push_back(std::make_unique<std::string>(s));
+  strs_.emplace_back(s);
+  ptrs_.push_back(&strs_.back());
   uint32_t id = static_cast<uint32_t>(strs_.size() - 1);
-  map_.emplace(std::string_view(*strs_.back()), id);
+  map_.emplace(std::string_view(strs_.back()), id);
   return id;
 }
 
 uint32_t Interner::find(std::string_view s) const {
   auto it = map_.find(s);
   return it == map_.end() ? kNone : it->second;
+}
+
+uint64_t TextArena::add(std::string_view s) {
+  constexpr size_t kBlock = size_t(1) << 20;
+  if (blocks_.empty() || blocks_.back().size() + s.size() > blocks_.back().capacity()) {
+    blocks_.emplace_back();
+    blocks_.back().reserve(std::max(kBlock, s.size()));
+  }
+  std::string& b = blocks_.back();
+  uint64_t at = (static_cast<uint64_t>(blocks_.size() - 1) << 32) | b.size();
+  b.append(s);
+  return at;
 }
 
 std::string_view logging_host(const Event& ev) {
@@ -30,18 +45,78 @@ namespace {
 uint64_t key2(uint32_t a, uint32_t b) {
   return (static_cast<uint64_t>(a) << 32) | b;
 }
+
+// "FILE:N" with N in canonical decimal (what ingest writes): N, else nullopt,
+// so that the evidence is rebuilt byte for byte from FILE and N.
+std::optional<uint64_t> evidence_line_no(std::string_view ev, size_t* colon) {
+  size_t c = ev.rfind(':');
+  if (c == std::string_view::npos) return std::nullopt;
+  std::string_view d = ev.substr(c + 1);
+  if (d.empty() || d.size() > 19 || (d[0] == '0' && d.size() > 1)) return std::nullopt;
+  uint64_t n = 0;
+  for (char ch : d) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    n = n * 10 + static_cast<uint64_t>(ch - '0');
+  }
+  *colon = c;
+  return n;
+}
+
+uint32_t u32_size(size_t n) {
+  if (n > std::numeric_limits<uint32_t>::max()) throw std::length_error("event text over 4 GiB");
+  return static_cast<uint32_t>(n);
+}
 }  // namespace
 
-uint32_t EventIndex::add(Event&& ev) {
+uint32_t EventIndex::add(const Event& ev) {
+  if (recs_.size() >= kNone - 1) throw std::length_error("event index full");
   Rec r;
   static_cast<rules::EventSpan&>(r) = rules::span_of(ev);
   r.name = in_->id(ev.name);
   r.device = in_->id(ev.device);
   r.clock = in_->id(ev.time.clock);
   r.src_host = in_->id(logging_host(ev));
-  uint32_t idx = static_cast<uint32_t>(events_.size());
-  events_.push_back(std::move(ev));
+  Stored st;
+  st.seq = ev.seq;
+  st.host = in_->id(ev.host);
+  st.kind = ev.kind;
+  st.transport = ev.transport;
+  if (ev.time.wall) st.flags |= kWall;
+  if (ev.time.mono) st.flags |= kMono;  // the value is r.mono
+  if (ev.placeholder_device) st.flags |= kPlaceholder;
+  st.line_len = u32_size(ev.line.size());
+  st.text = text_.add(ev.line);
+  size_t colon = 0;
+  auto no = evidence_line_no(ev.evidence, &colon);
+  if (no && *no <= std::numeric_limits<uint32_t>::max()) {
+    st.flags |= kEvSplit;
+    st.ev_no = static_cast<uint32_t>(*no);
+    st.ev_file = in_->id(std::string_view(ev.evidence).substr(0, colon));
+  }
+  if (ev.first || ev.last || ev.count != 1 || !ev.fields.empty() || !ev.bindings.empty() ||
+      !(st.flags & kEvSplit)) {
+    Extra x;
+    x.first = ev.first;
+    x.last = ev.last;
+    x.wall = ev.time.wall.value_or(0);
+    x.count = ev.count;
+    if (!(st.flags & kEvSplit)) {
+      x.ev_len = u32_size(ev.evidence.size());
+      x.ev_at = text_.add(ev.evidence);
+    }
+    x.fields = u32_size(fields_.size());
+    x.n_fields = u32_size(ev.fields.size());
+    for (auto& [k, v] : ev.fields)
+      fields_.push_back({in_->id(k), u32_size(v.size()), text_.add(v)});
+    x.bindings = u32_size(bindings_.size());
+    x.n_bindings = u32_size(ev.bindings.size());
+    for (auto& [k, v] : ev.bindings) bindings_.emplace_back(in_->id(k), in_->id(v));
+    st.extra = u32_size(extras_.size());
+    extras_.push_back(x);
+  }
+  uint32_t idx = static_cast<uint32_t>(recs_.size());
   recs_.push_back(r);
+  stored_.push_back(st);
 
   NameList& nl = names_[r.name];
   DevList& ndl = dev_list(key2(r.name, r.device));
@@ -72,12 +147,119 @@ bool EventIndex::before(uint32_t a, uint32_t b) const {
   if (ra.has_wall() != rb.has_wall()) return ra.has_wall();
   if (ra.lo != rb.lo) return ra.lo < rb.lo;
   if (ra.mono != rb.mono) return ra.mono < rb.mono;
-  const Event& ea = events_[a];
-  const Event& eb = events_[b];
-  if (int c = ea.evidence.compare(eb.evidence)) return c < 0;
-  if (int c = ea.name.compare(eb.name)) return c < 0;
-  if (int c = ea.device.compare(eb.device)) return c < 0;
+  if (int c = compare_evidence(a, b)) return c < 0;
+  if (int c = name(a).compare(name(b))) return c < 0;
+  if (int c = device(a).compare(device(b))) return c < 0;
   return a < b;
+}
+
+void EventIndex::evidence_pieces(uint32_t i, EvidencePieces* out) const {
+  const Stored& st = stored_[i];
+  if (!(st.flags & kEvSplit)) {
+    const Extra& x = extras_[st.extra];
+    out->p[0] = text_.get(x.ev_at, x.ev_len);
+    out->n = 1;
+    return;
+  }
+  out->p[0] = in_->str(st.ev_file);
+  out->p[1] = ":";
+  auto [end, ec] = std::to_chars(out->buf, out->buf + sizeof out->buf, st.ev_no);
+  (void)ec;
+  out->p[2] = std::string_view(out->buf, static_cast<size_t>(end - out->buf));
+  out->n = 3;
+}
+
+int EventIndex::compare_evidence(uint32_t a, uint32_t b) const {
+  const Stored& sa = stored_[a];
+  const Stored& sb = stored_[b];
+  if ((sa.flags & sb.flags & kEvSplit) && sa.ev_file == sb.ev_file) {
+    if (sa.ev_no == sb.ev_no) return 0;
+    // Same file: the digits compare as strings do ("10" < "9").
+    char x[24], y[24];
+    auto ex = std::to_chars(x, x + sizeof x, sa.ev_no).ptr;
+    auto ey = std::to_chars(y, y + sizeof y, sb.ev_no).ptr;
+    return std::string_view(x, size_t(ex - x)).compare(std::string_view(y, size_t(ey - y)));
+  }
+  // std::string::compare of the two concatenations, piece by piece.
+  EvidencePieces pa, pb;
+  evidence_pieces(a, &pa);
+  evidence_pieces(b, &pb);
+  int ia = 0, ib = 0;
+  size_t oa = 0, ob = 0;
+  for (;;) {
+    while (ia < pa.n && oa == pa.p[ia].size()) ++ia, oa = 0;
+    while (ib < pb.n && ob == pb.p[ib].size()) ++ib, ob = 0;
+    if (ia == pa.n || ib == pb.n) return (ia == pa.n ? 0 : 1) - (ib == pb.n ? 0 : 1);
+    size_t k = std::min(pa.p[ia].size() - oa, pb.p[ib].size() - ob);
+    if (int c = pa.p[ia].substr(oa, k).compare(pb.p[ib].substr(ob, k))) return c;
+    oa += k;
+    ob += k;
+  }
+}
+
+Event EventIndex::ev(uint32_t i) const {
+  const Rec& r = recs_[i];
+  const Stored& st = stored_[i];
+  Event e;
+  e.name = in_->str(r.name);
+  e.device = in_->str(r.device);
+  e.kind = st.kind;
+  e.host = in_->str(st.host);
+  e.time = time(i);
+  e.evidence = evidence(i);
+  e.line = line(i);
+  e.transport = st.transport;
+  e.placeholder_device = st.flags & kPlaceholder;
+  e.seq = st.seq;
+  if (st.extra != kNone) {
+    const Extra& x = extras_[st.extra];
+    e.first = x.first;
+    e.last = x.last;
+    e.count = x.count;
+    for (uint32_t k = 0; k < x.n_fields; ++k) {
+      const Field& f = fields_[x.fields + k];
+      e.fields.emplace_back(in_->str(f.key), text_.get(f.at, f.len));
+    }
+    for (uint32_t k = 0; k < x.n_bindings; ++k) {
+      auto [name, dev] = bindings_[x.bindings + k];
+      e.bindings.emplace_back(in_->str(name), in_->str(dev));
+    }
+  }
+  return e;
+}
+
+EventTime EventIndex::time(uint32_t i) const {
+  EventTime t;
+  const Stored& st = stored_[i];
+  if (st.flags & kWall) t.wall = st.extra == kNone ? recs_[i].lo : extras_[st.extra].wall;
+  if (st.flags & kMono) t.mono = recs_[i].mono;
+  t.clock = in_->str(recs_[i].clock);
+  return t;
+}
+
+std::string EventIndex::evidence(uint32_t i) const {
+  EvidencePieces p;
+  evidence_pieces(i, &p);
+  std::string s;
+  s.reserve(p.p[0].size() + p.p[1].size() + p.p[2].size());
+  for (int k = 0; k < p.n; ++k) s += p.p[k];
+  return s;
+}
+
+uint64_t EventIndex::count(uint32_t i) const {
+  uint32_t x = stored_[i].extra;
+  return x == kNone ? 1 : extras_[x].count;
+}
+
+const std::string* EventIndex::binding(uint32_t i, std::string_view key) const {
+  uint32_t xi = stored_[i].extra;
+  if (xi == kNone) return nullptr;
+  const Extra& x = extras_[xi];
+  for (uint32_t k = 0; k < x.n_bindings; ++k) {
+    auto [name, dev] = bindings_[x.bindings + k];
+    if (in_->str(name) == key) return &in_->str(dev);
+  }
+  return nullptr;
 }
 
 void EventIndex::sort_events(std::vector<uint32_t>& v, bool descending) const {
@@ -124,7 +306,17 @@ void U32Map::insert(uint32_t key, uint32_t val) {
   ++size_;
 }
 
-void EventIndex::sort_list(std::vector<uint32_t>& v) {
+void IdList::grow() {
+  uint32_t cap = cap_ * 2;
+  uint32_t* h = new uint32_t[cap];
+  std::copy(begin(), end(), h);
+  if (cap_ > kInline) delete[] u_.heap;
+  u_.heap = h;
+  cap_ = cap;
+}
+
+template <class List>
+void EventIndex::sort_list(List& v) {
   std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) { return before(a, b); });
 }
 
@@ -165,7 +357,7 @@ EventIndex::DevList& EventIndex::dev_list(uint64_t key) {
   return dev_lists_.emplace_back();
 }
 
-const std::vector<uint32_t>* EventIndex::by_name_device(uint32_t name, uint32_t device) {
+const IdList* EventIndex::by_name_device(uint32_t name, uint32_t device) {
   DevList* dl = find_dev_list(key2(name, device));
   if (!dl) return nullptr;
   if (dl->dirty) {
@@ -236,13 +428,13 @@ KbIndex::KbIndex(const KnowledgeBase& k, Interner* in) : kb(k) {
   }
 }
 
-std::string job_key(const Event& ev, const Topology& topo) {
-  const std::string& d = ev.device;
+std::string job_key(const EventIndex& ix, uint32_t ev, const Topology& topo) {
+  const std::string& d = ix.device(ev);
   if (d.rfind("job/", 0) == 0) {
     auto slash = d.find('/', 4);
     return slash == std::string::npos ? d : d.substr(0, slash);
   }
-  std::string host = ev.host;
+  std::string host = ix.host(ev);
   if (host.empty()) {
     if (auto info = topo.device(d)) host = info->host;
   }

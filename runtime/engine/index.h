@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <memory>
+#include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,22 +25,84 @@ namespace reflex::engine {
 using rules::kNoWall;
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
-// String interning: names, devices, clocks, hosts share one table.
+// String interning: names, devices, clocks, hosts, evidence files, field and
+// binding names share one table. The strings live in a deque (stable
+// addresses, no allocation of their own beyond the characters).
 class Interner {
  public:
   uint32_t id(std::string_view s);
   uint32_t find(std::string_view s) const;  // kNone when unknown
-  const std::string& str(uint32_t id) const { return *strs_[id]; }
+  const std::string& str(uint32_t id) const { return *ptrs_[id]; }
   size_t size() const { return strs_.size(); }
 
  private:
   std::unordered_map<std::string_view, uint32_t> map_;
-  std::vector<std::unique_ptr<std::string>> strs_;
+  std::deque<std::string> strs_;
+  // strs_[i]'s address: str() is one load (a deque index is a division and
+  // two), and the walk's `where` checks take a device's address per pair.
+  std::vector<const std::string*> ptrs_;
+};
+
+// Bytes appended once and read back by (block, offset): the raw lines and
+// field values of the events, without a heap block per string. Blocks of
+// 1 MiB (a longer string gets a block of its own), so growth never copies.
+class TextArena {
+ public:
+  uint64_t add(std::string_view s);  // address of the copy
+  std::string_view get(uint64_t at, uint32_t len) const {
+    return {blocks_[at >> 32].data() + (at & 0xffffffffu), len};
+  }
+
+ private:
+  std::vector<std::string> blocks_;
 };
 
 // Compact per-event record for the hot loops: the times rules read, interned names.
 struct Rec : rules::EventSpan {
   uint32_t name = kNone, device = kNone, clock = kNone, src_host = kNone;
+};
+
+// A growable array of event indices with two entries inline: most
+// (name, device) pairs have one to three events, and a std::vector's heap
+// block per pair was most of the (name, device) index's memory.
+class IdList {
+ public:
+  IdList() = default;
+  IdList(const IdList&) = delete;
+  IdList& operator=(const IdList&) = delete;
+  IdList(IdList&& o) noexcept : n_(o.n_), cap_(o.cap_), u_(o.u_) { o.n_ = 0, o.cap_ = kInline; }
+  IdList& operator=(IdList&& o) noexcept {
+    if (this != &o) {
+      this->~IdList();
+      new (this) IdList(std::move(o));
+    }
+    return *this;
+  }
+  ~IdList() {
+    if (cap_ > kInline) delete[] u_.heap;
+  }
+  void push_back(uint32_t v) {
+    if (n_ == cap_) grow();
+    data()[n_++] = v;
+  }
+  uint32_t* begin() { return data(); }
+  uint32_t* end() { return data() + n_; }
+  const uint32_t* begin() const { return data(); }
+  const uint32_t* end() const { return data() + n_; }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  uint32_t back() const { return data()[n_ - 1]; }
+
+ private:
+  static constexpr uint32_t kInline = 2;
+  uint32_t* data() { return cap_ > kInline ? u_.heap : u_.in; }
+  const uint32_t* data() const { return cap_ > kInline ? u_.heap : u_.in; }
+  void grow();
+  uint32_t n_ = 0, cap_ = kInline;
+  union U {
+    uint32_t in[kInline];
+    uint32_t* heap;
+  } u_{};
 };
 
 struct NameList {
@@ -50,15 +115,31 @@ struct NameList {
 class EventIndex {
  public:
   explicit EventIndex(Interner* in) : in_(in) {}
-  uint32_t add(Event&& ev);
-  size_t size() const { return events_.size(); }
-  const Event& ev(uint32_t i) const { return events_[i]; }
+  uint32_t add(const Event& ev);
+  size_t size() const { return recs_.size(); }
+  // The event as it was added (rebuilt from the compact record: for output
+  // and notes, not for loops over candidates).
+  Event ev(uint32_t i) const;
   const Rec& rec(uint32_t i) const { return recs_[i]; }
+  // Single fields without rebuilding the event (hot paths). The strings are
+  // the interner's: valid as long as it is.
+  const std::string& name(uint32_t i) const { return in_->str(recs_[i].name); }
+  const std::string& device(uint32_t i) const { return in_->str(recs_[i].device); }
+  const std::string& host(uint32_t i) const { return in_->str(stored_[i].host); }
+  DeviceKind kind(uint32_t i) const { return stored_[i].kind; }
+  uint64_t count(uint32_t i) const;
+  EventTime time(uint32_t i) const;
+  std::string evidence(uint32_t i) const;
+  std::string_view line(uint32_t i) const {
+    return text_.get(stored_[i].text, stored_[i].line_len);
+  }
+  // Event::binding() of event i (nullptr when it has no such binding).
+  const std::string* binding(uint32_t i, std::string_view key) const;
   Interner& interner() const { return *in_; }
 
   // Sorted views (sorting lazily after out-of-order arrivals).
   const NameList* by_name(uint32_t name);
-  const std::vector<uint32_t>* by_name_device(uint32_t name, uint32_t device);
+  const IdList* by_name_device(uint32_t name, uint32_t device);
 
   // Topology device ids of interned strings and back, so the reasoner asks
   // relations and probes the index with integers instead of hashing names.
@@ -87,7 +168,6 @@ class EventIndex {
   bool any_nowall() const { return any_nowall_; }
   int64_t max_wall() const { return max_wall_; }
 
-  std::vector<Event> take_events() { return std::move(events_); }
   // A total order on events that does not depend on arrival order: wall time
   // (events without it last), mono, evidence, name, device.
   bool before(uint32_t a, uint32_t b) const;
@@ -97,13 +177,57 @@ class EventIndex {
   void sort_events(std::vector<uint32_t>& v, bool descending = false) const;
 
  private:
-  void sort_list(std::vector<uint32_t>& v);
+  template <class List>
+  void sort_list(List& v);
+  // What an Event holds beyond its Rec, with interned strings. Storms,
+  // fields, bindings and evidence not of the form "FILE:N" (rare or
+  // variable) go to extras_.
+  struct Stored {
+    uint64_t seq = 0;
+    uint64_t text = 0;  // arena address of the line
+    uint32_t line_len = 0;
+    uint32_t host = kNone;
+    uint32_t ev_file = kNone;  // evidence "FILE:N": interned FILE (kEvSplit)
+    uint32_t ev_no = 0;        // and N
+    uint32_t extra = kNone;
+    DeviceKind kind = DeviceKind::host;
+    Transport transport = kTransportApp;
+    uint8_t flags = 0;
+  };
+  enum : uint8_t { kWall = 1, kMono = 2, kEvSplit = 4, kPlaceholder = 8 };
+  struct Extra {
+    std::optional<TimeUs> first, last;
+    int64_t wall = 0;  // time.wall (kWall); without an Extra it is the Rec's lo
+    uint64_t count = 1;
+    uint64_t ev_at = 0;  // evidence in the arena (!kEvSplit)
+    uint32_t ev_len = 0;
+    uint32_t fields = 0, n_fields = 0;      // into fields_
+    uint32_t bindings = 0, n_bindings = 0;  // into bindings_
+  };
+  struct Field {
+    uint32_t key;  // interned
+    uint32_t len;
+    uint64_t at;  // value in the arena
+  };
+  // The evidence as up to three pieces ("FILE", ":", "N"), for comparing
+  // without building the string; `buf` holds the digits.
+  struct EvidencePieces {
+    std::string_view p[3];
+    int n = 0;
+    char buf[24];
+  };
+  void evidence_pieces(uint32_t i, EvidencePieces* out) const;
+  int compare_evidence(uint32_t a, uint32_t b) const;
   Interner* in_;
-  std::vector<Event> events_;
   std::vector<Rec> recs_;
+  std::vector<Stored> stored_;
+  std::vector<Extra> extras_;
+  std::vector<Field> fields_;
+  std::vector<std::pair<uint32_t, uint32_t>> bindings_;  // interned name, device
+  TextArena text_;
   std::unordered_map<uint32_t, NameList> names_;
   struct DevList {
-    std::vector<uint32_t> v;
+    IdList v;
     bool dirty = false;
   };
   // (name, device) -> index into dev_lists_: open addressing, linear probing,
@@ -204,6 +328,6 @@ std::vector<Diagnosis> diagnose_symptoms(const KnowledgeBase& kb, const KbIndex&
                                          const EngineOptions& o);
 
 // The job key of a symptom event ("job/<id>", or "host:<name>" when no job is known).
-std::string job_key(const Event& ev, const Topology& topo);
+std::string job_key(const EventIndex& ix, uint32_t ev, const Topology& topo);
 
 }  // namespace reflex::engine

@@ -340,24 +340,29 @@ const std::string* Reasoner::resolve(const DeviceRef& ref, const Event* cause,
 
 bool Reasoner::where_ok(const Rule& r, uint32_t cause_ev, uint32_t effect_ev) const {
   // An event's own device has its topology id cached in the index.
-  return rules::where_holds(r, topo_, ix_.ev(cause_ev), ix_.ev(effect_ev),
-                            [&](const DeviceRef& ref, const std::string& d) {
-                              if (!ref.binding.empty()) return topo_.id(d);
-                              uint32_t ev =
-                                  ref.side == DeviceRef::Side::effect ? effect_ev : cause_ev;
-                              return ix_.topo_id(ix_.rec(ev).device);
-                            });
+  auto side = [&](const DeviceRef& ref) {
+    return ref.side == DeviceRef::Side::effect ? effect_ev : cause_ev;
+  };
+  // bind_topology() cached every event device's id (kNoDevice: a
+  // placeholder, which where_holds_by then relates by name).
+  return rules::where_holds_by(
+      r, topo_,
+      [&](const DeviceRef& ref) {
+        return ref.binding.empty() ? ix_.topo_id(ix_.rec(side(ref)).device) : Topology::kNoDevice;
+      },
+      [&](const DeviceRef& ref) {
+        return ref.binding.empty() ? &ix_.device(side(ref)) : ix_.binding(side(ref), ref.binding);
+      });
 }
 
 const std::string* Reasoner::resolve_id(const DeviceRef& ref, uint32_t cause_ev, uint32_t effect_ev,
                                         Topology::DeviceId* id) const {
   uint32_t ev = ref.side == DeviceRef::Side::effect ? effect_ev : cause_ev;
-  const Event& e = ix_.ev(ev);
   if (ref.binding.empty()) {
     *id = ix_.topo_id(ix_.rec(ev).device);
-    return &e.device;
+    return &ix_.device(ev);
   }
-  const std::string* d = e.binding(ref.binding);
+  const std::string* d = ix_.binding(ev, ref.binding);
   *id = d ? topo_.id(*d) : Topology::kNoDevice;
   return d;
 }
@@ -632,7 +637,7 @@ uint64_t Reasoner::occurrences(uint32_t n) const {
   size_t k = 0;
   for (uint32_t i : *v) {
     if (++k > 10000) break;
-    total += std::max<uint64_t>(1, ix_.ev(i).count);
+    total += std::max<uint64_t>(1, ix_.count(i));
   }
   return std::max<uint64_t>(1, total);
 }
@@ -935,7 +940,7 @@ void Reasoner::hypothesise() {
     if (uint32_t hn = node_of_hyp[i]; hn != kNone)
       for (uint32_t e : nodes_[hn].out) {
         uint32_t en = edges_[e].effect;
-        if (nodes_[en].ev != kNone && ix_.ev(nodes_[en].ev).host != h.host) seen_elsewhere = true;
+        if (nodes_[en].ev != kNone && ix_.host(nodes_[en].ev) != h.host) seen_elsewhere = true;
       }
     if (!seen_elsewhere) {
       h.valid = false;
@@ -993,10 +998,9 @@ double Reasoner::base_rate(uint32_t ev, std::string* why) {
     f *= 0.3;
     *why = "known background (the KB: healthy hosts print it too)";
   }
-  const Event& e = ix_.ev(ev);
-  const bool host_local = e.kind == DeviceKind::host || e.kind == DeviceKind::gpu ||
-                          e.kind == DeviceKind::nic || e.kind == DeviceKind::pcie_port ||
-                          e.kind == DeviceKind::nvswitch;
+  const DeviceKind k = ix_.kind(ev);
+  const bool host_local = k == DeviceKind::host || k == DeviceKind::gpu || k == DeviceKind::nic ||
+                          k == DeviceKind::pcie_port || k == DeviceKind::nvswitch;
   const size_t hosts = ix_.host_count();
   if (!host_local || hosts < 4) return f;
   auto it = hosts_with_.find(r.name);
@@ -1065,13 +1069,12 @@ EventRef Reasoner::ref_of(uint32_t n) const {
     r.latent = true;
     return r;
   }
-  const Event& e = ix_.ev(g.ev);
-  r.event = e.name;
-  r.device = e.device;
-  r.time = e.time;
-  r.evidence = e.evidence;
-  r.line = e.line;
-  r.count = e.count;
+  r.event = ix_.name(g.ev);
+  r.device = ix_.device(g.ev);
+  r.time = ix_.time(g.ev);
+  r.evidence = ix_.evidence(g.ev);
+  r.line = ix_.line(g.ev);
+  r.count = ix_.count(g.ev);
   return r;
 }
 
@@ -1105,7 +1108,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
   if (!null_trigger && !syms.empty()) {
     d.trigger = ref_of(syms[0]);
     d.symptoms = static_cast<int>(syms.size());
-    std::string jk = job_key(ix_.ev(nodes_[syms[0]].ev), topo_);
+    std::string jk = job_key(ix_, nodes_[syms[0]].ev, topo_);
     if (jk.rfind("job/", 0) == 0) d.job = jk;
   }
 
@@ -1135,7 +1138,9 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     EventRef root = ref_of(sc.node);
     // Repeats of one event on one device are one candidate (the best of them).
     if (!listed_roots.insert({root.device, root.event}).second) continue;
-    const Event* ev = g.hyp >= 0 ? nullptr : &ix_.ev(g.ev);
+    std::optional<Event> root_ev;  // rebuilt from the index
+    if (g.hyp < 0) root_ev = ix_.ev(g.ev);
+    const Event* ev = root_ev ? &*root_ev : nullptr;
     std::string cls, action, remediation, description, host;
     if (g.hyp >= 0) {
       const Hyp& h = hyps_[static_cast<size_t>(g.hyp)];
@@ -1531,7 +1536,7 @@ Diagnosis Reasoner::fallback_diagnosis(const std::vector<uint32_t>& starts) {
     t0 = std::min(t0, r.lo);
     t1 = std::max(t1, r.hi);
   }
-  std::string jk = job_key(ix_.ev(nodes_[starts[0]].ev), topo_);
+  std::string jk = job_key(ix_, nodes_[starts[0]].ev, topo_);
   std::vector<uint32_t> fstarts;
   int64_t before = static_cast<int64_t>(std::max(600.0, ki_.max_window_s) * 1e6);
   int64_t after = static_cast<int64_t>(std::max(60.0, o_.settle_s) * 1e6);
@@ -1540,8 +1545,7 @@ Diagnosis Reasoner::fallback_diagnosis(const std::vector<uint32_t>& starts) {
     if (!nl) continue;
     auto take = [&](uint32_t e) {
       if (fstarts.size() >= kMaxStarts) return;
-      const Event& ev = ix_.ev(e);
-      if (job_key(ev, topo_) != jk && jk.rfind("job/", 0) == 0) return;
+      if (job_key(ix_, e, topo_) != jk && jk.rfind("job/", 0) == 0) return;
       if (skip_healed(e)) return;
       fstarts.push_back(e);
     };

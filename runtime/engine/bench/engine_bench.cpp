@@ -4,6 +4,7 @@
 // indexes it once, then times the diagnosis of each incident. Prints p50/p99
 // of the per-incident diagnosis, the indexing time, accuracy and peak RSS.
 // The KB is a small hand-built one (benchmark vocabulary, not kb/).
+#include <malloc.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -148,41 +150,49 @@ KnowledgeBase bench_kb() {
   return kb;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct Args {
   size_t n_events = 1000000;
   int hosts = 12500, jobs = 100, hosts_per_job = 64, incidents = 100, rounds = 3;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--events")) n_events = std::strtoull(argv[i + 1], nullptr, 10);
-    if (!std::strcmp(argv[i], "--hosts")) hosts = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--incidents")) incidents = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, std::atoi(argv[i + 1]));
-  }
-  jobs = std::min(jobs, hosts / hosts_per_job);
-  incidents = std::min(incidents, jobs);
-  auto t0 = Clock::now();
-  std::string tj = topology(hosts, jobs, hosts_per_job);
-  TopologyError terr;
-  auto topo = Topology::load_text(tj, "bench-topology.json", &terr);
-  if (!topo) {
-    std::fprintf(stderr, "topology: %s\n", terr.str().c_str());
-    return 1;
-  }
-  tj.clear();
-  tj.shrink_to_fit();
-  double topo_ms = ms_since(t0);
-  KnowledgeBase kb = bench_kb();
+};
 
-  // ---- events: noise over a 2 h window + incidents ----
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--events")) a.n_events = std::strtoull(argv[i + 1], nullptr, 10);
+    if (!std::strcmp(argv[i], "--hosts")) a.hosts = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--incidents")) a.incidents = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--rounds")) a.rounds = std::max(1, std::atoi(argv[i + 1]));
+  }
+  a.jobs = std::min(a.jobs, a.hosts / a.hosts_per_job);
+  a.incidents = std::min(a.incidents, a.jobs);
+  return a;
+}
+
+// Bytes the allocator has handed out and not got back (glibc), for the
+// per-phase memory figures; peak RSS also counts what it keeps cached.
+double heap_mib() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  struct mallinfo2 mi = mallinfo2();
+  return static_cast<double>(mi.uordblks + mi.hblkhd) / (1024.0 * 1024.0);
+#else
+  return -1;
+#endif
+}
+
+// The incidents' symptom events and the device each should blame.
+struct Incidents {
+  std::vector<std::vector<uint32_t>> symptoms;
+  std::vector<std::string> expected;
+};
+
+// Noise over a 2 h window plus the incidents (AER -> Xid 79 -> a watchdog
+// timeout on every rank of the job), added to `ix` in generation order.
+Incidents make_events(const Args& a, engine::EventIndex& ix) {
   const TimeUs base = *parse_rfc3339("2026-03-05T08:00:00Z");
   const double window_s = 7200;
   std::mt19937_64 rng(42);
   std::uniform_real_distribution<double> when(0, window_s);
-  std::uniform_int_distribution<int> any_host(0, hosts - 1), any_gpu(0, 7);
-  engine::Interner in;
-  engine::EventIndex ix(&in);
-  engine::KbIndex ki(kb, &in);
+  std::uniform_int_distribution<int> any_host(0, a.hosts - 1), any_gpu(0, 7);
   uint64_t seq = 0;
   auto add = [&](const std::string& name, std::string device, DeviceKind kind, int h, double t,
                  const char* clock) {
@@ -198,30 +208,30 @@ int main(int argc, char** argv) {
     e.seq = seq;
     return ix.add(std::move(e));
   };
-  std::vector<std::vector<uint32_t>> symptoms(static_cast<size_t>(incidents));
-  std::vector<std::string> expected(static_cast<size_t>(incidents));
-  t0 = Clock::now();
-  for (int i = 0; i < incidents; ++i) {
+  Incidents inc;
+  inc.symptoms.resize(static_cast<size_t>(a.incidents));
+  inc.expected.resize(static_cast<size_t>(a.incidents));
+  for (int i = 0; i < a.incidents; ++i) {
     int job = i;
-    int bad = job * hosts_per_job + static_cast<int>(rng() % hosts_per_job);
+    int bad = job * a.hosts_per_job + static_cast<int>(rng() % a.hosts_per_job);
     int g = any_gpu(rng);
-    double t = 600 + (window_s - 2400) * i / std::max(1, incidents);
+    double t = 600 + (window_s - 2400) * i / std::max(1, a.incidents);
     std::string sw = host_name(bad) + "/pcie/0000:" + hex2(0x10 + g * 0x10) + ":00.0";
-    expected[static_cast<size_t>(i)] = sw;
+    inc.expected[static_cast<size_t>(i)] = sw;
     add("b_aer_fatal", sw, DeviceKind::pcie_port, bad, t, "/kernel");
     add("b_xid79", host_name(bad) + "/gpu" + std::to_string(g), DeviceKind::gpu, bad, t + 0.6,
         "/kernel");
-    for (int k = 0; k < hosts_per_job; ++k)
+    for (int k = 0; k < a.hosts_per_job; ++k)
       for (int r = 0; r < 8; ++r) {
         int rank = k * 8 + r;
-        int h = job * hosts_per_job + k;
-        symptoms[static_cast<size_t>(i)].push_back(
+        int h = job * a.hosts_per_job + k;
+        inc.symptoms[static_cast<size_t>(i)].push_back(
             add("b_watchdog", "job/job-" + std::to_string(job) + "/rank" + std::to_string(rank),
                 DeviceKind::rank, h, t + 600 + (rng() % 1000) / 1000.0, "/app"));
       }
   }
   const char* noise[] = {"b_info", "b_ecc_sbe", "b_ecc_sbe", "b_info", "b_throttle", "b_xid13"};
-  while (ix.size() < n_events) {
+  while (ix.size() < a.n_events) {
     int h = any_host(rng);
     const char* n = noise[rng() % 6];
     if (!std::strcmp(n, "b_info"))
@@ -230,46 +240,82 @@ int main(int argc, char** argv) {
       add(n, host_name(h) + "/gpu" + std::to_string(any_gpu(rng)), DeviceKind::gpu, h, when(rng),
           "/kernel");
   }
+  return inc;
+}
+
+// Per-diagnosis wall and thread-CPU times (ms) and the top-1 count of round 1.
+struct Timings {
+  std::vector<double> wall, cpu;
+  int correct = 0;
+};
+
+Timings diagnose_all(const Args& a, const KnowledgeBase& kb, const engine::KbIndex& ki,
+                     const Topology& topo, engine::EventIndex& ix, const Incidents& inc) {
+  EngineOptions o;
+  Timings tm;
+  for (int rep = 0; rep < a.rounds; ++rep)
+    for (size_t i = 0; i < inc.symptoms.size(); ++i) {
+      auto t = Clock::now();
+      double c0 = cpu_ms();
+      auto ds = engine::diagnose_symptoms(kb, ki, topo, ix, inc.symptoms[i], o);
+      tm.cpu.push_back(cpu_ms() - c0);
+      tm.wall.push_back(ms_since(t));
+      if (rep == 0 && !ds.empty() && !ds[0].root_causes.empty() &&
+          ds[0].root_causes[0].device == inc.expected[i])
+        ++tm.correct;
+    }
+  std::sort(tm.wall.begin(), tm.wall.end());
+  std::sort(tm.cpu.begin(), tm.cpu.end());
+  return tm;
+}
+
+double pct(const std::vector<double>& v, double p) {
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse_args(argc, argv);
+  auto t0 = Clock::now();
+  std::unique_ptr<Topology> topo;
+  {
+    std::string tj = topology(a.hosts, a.jobs, a.hosts_per_job);
+    TopologyError terr;
+    topo = Topology::load_text(tj, "bench-topology.json", &terr);
+    if (!topo) {
+      std::fprintf(stderr, "topology: %s\n", terr.str().c_str());
+      return 1;
+    }
+  }
+  const double topo_ms = ms_since(t0), heap_topo = heap_mib();
+  KnowledgeBase kb = bench_kb();
+  engine::Interner in;
+  engine::EventIndex ix(&in);
+  engine::KbIndex ki(kb, &in);
+  t0 = Clock::now();
+  const Incidents inc = make_events(a, ix);
   // Part of indexing: lists left unsorted by out-of-order arrival are sorted
   // here, not by whichever diagnosis touches them first.
   ix.sort_all();
   // Likewise the topology ids of the interned device names (diagnose_symptoms
   // would otherwise resolve all of them on the first diagnosis).
   ix.bind_topology(*topo);
-  double index_ms = ms_since(t0);
-
-  // ---- per-incident diagnosis ----
-  EngineOptions o;
-  std::vector<double> lat, cpu;
-  int correct = 0;
-  for (int rep = 0; rep < rounds; ++rep)
-    for (int i = 0; i < incidents; ++i) {
-      auto t = Clock::now();
-      double c0 = cpu_ms();
-      auto ds = engine::diagnose_symptoms(kb, ki, *topo, ix, symptoms[static_cast<size_t>(i)], o);
-      cpu.push_back(cpu_ms() - c0);
-      lat.push_back(ms_since(t));
-      if (rep == 0 && !ds.empty() && !ds[0].root_causes.empty() &&
-          ds[0].root_causes[0].device == expected[static_cast<size_t>(i)])
-        ++correct;
-    }
-  std::sort(lat.begin(), lat.end());
-  std::sort(cpu.begin(), cpu.end());
-  auto pct_of = [](const std::vector<double>& v, double p) {
-    return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-  };
-  auto pct = [&](double p) { return pct_of(lat, p); };
+  const double index_ms = ms_since(t0), heap_events = heap_mib();
+  const Timings tm = diagnose_all(a, kb, ki, *topo, ix, inc);
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   std::printf("engine_bench: %zu events, %d hosts (%d GPUs), %d incidents x %d symptoms\n",
-              ix.size(), hosts, hosts * 8, incidents, hosts_per_job * 8);
+              ix.size(), a.hosts, a.hosts * 8, a.incidents, a.hosts_per_job * 8);
   std::printf("  topology load        %.0f ms\n", topo_ms);
   std::printf("  event generation+index %.0f ms\n", index_ms);
   std::printf("  diagnosis per incident: p50 %.2f ms  p99 %.2f ms  max %.2f ms (%zu runs)\n",
-              pct(0.50), pct(0.99), lat.back(), lat.size());
+              pct(tm.wall, 0.50), pct(tm.wall, 0.99), tm.wall.back(), tm.wall.size());
   std::printf("  thread CPU per incident: p50 %.2f ms  p99 %.2f ms  max %.2f ms\n",
-              pct_of(cpu, 0.50), pct_of(cpu, 0.99), cpu.back());
-  std::printf("  top-1 correct        %d / %d\n", correct, incidents);
+              pct(tm.cpu, 0.50), pct(tm.cpu, 0.99), tm.cpu.back());
+  std::printf("  top-1 correct        %d / %d\n", tm.correct, a.incidents);
+  std::printf("  heap in use          topology %.0f MiB, + events and index %.0f MiB\n", heap_topo,
+              heap_events - heap_topo);
   std::printf("  peak RSS             %.0f MiB\n", ru.ru_maxrss / 1024.0);
-  return correct == incidents ? 0 : 1;
+  return tm.correct == a.incidents ? 0 : 1;
 }

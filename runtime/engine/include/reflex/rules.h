@@ -61,6 +61,30 @@ bool where_holds(const Rule& r, const Topology& topo, const Event& cause, const 
   }
   return true;
 }
+// The same decision for callers that keep events their own way.
+// `known_id(ref)`: the topology id of a reference the caller has cached, for
+// one that always names a device (else kNoDevice: it is then looked up by
+// name); `dev_of(ref)`: the device's name (nullptr: no such binding), asked
+// only when a side has no known id, so the common case reads no strings.
+template <class KnownId, class DevOf>
+bool where_holds_by(const Rule& r, const Topology& topo, KnownId&& known_id, DevOf&& dev_of) {
+  for (const RelationConstraint& c : r.where) {
+    Topology::DeviceId ia = known_id(c.lhs), ib = known_id(c.rhs);
+    if (ia != Topology::kNoDevice && ib != Topology::kNoDevice) {
+      if (!topo.related(c.rel, ia, ib)) return false;
+      continue;
+    }
+    const std::string* a = dev_of(c.lhs);
+    const std::string* b = dev_of(c.rhs);
+    if (!a || !b) return false;
+    if (ia == Topology::kNoDevice) ia = topo.id(*a);
+    if (ib == Topology::kNoDevice) ib = topo.id(*b);
+    bool ok = ia != Topology::kNoDevice && ib != Topology::kNoDevice ? topo.related(c.rel, ia, ib)
+                                                                     : topo.related(c.rel, *a, *b);
+    if (!ok) return false;
+  }
+  return true;
+}
 bool where_holds(const Rule& r, const Topology& topo, const Event& cause, const Event& effect);
 
 }  // namespace reflex::rules
