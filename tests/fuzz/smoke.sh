@@ -28,7 +28,7 @@ one() {  # name -> runs it, prints one line, exit status of the fuzzer
   esac
   # The fast targets' scheduler setting (Makefile, fuzz-fast).
   case $t in rfx | runtime) ;; *) extra=-entropic=0 ;; esac
-  rm -rf "$out/$t" && mkdir -p "$out/$t"
+  rm -rf "$out/$t" && mkdir -p "$out/$t/corpus"
   # shellcheck disable=SC2086
   "$build/tests/fuzz/fuzz_$t" -max_total_time="$secs" -max_len=$max_len -timeout=$timeout \
     $extra -print_final_stats=1 -artifact_prefix="$out/$t/" "$out/$t/corpus" $seeds \
