@@ -5,7 +5,7 @@ BUILD_TYPE ?= RelWithDebInfo
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all setup configure build demo demo-run test sanitize clang-check fuzz-build fuzz fuzz-smoke fuzz-fast bench clean format
+.PHONY: all setup configure build demo demo-run test sanitize clang-check clang-ci fuzz-configure fuzz-artifact-seed fuzz-build fuzz fuzz-smoke fuzz-fast bench clean format
 
 all: build
 
@@ -29,12 +29,17 @@ demo-run:
 	@$(REFLEXC) check kb/
 	@$(REFLEX) diagnose --kb kb --format text examples/incident-pcie
 
+# The gcc suite, then clang-ci (below): clang 14 must accept every file and
+# every fuzzer must survive a short run. CLANG_CI=0 skips the clang part
+# (e.g. `make sanitize`, which runs this target on an ASan tree).
+CLANG_CI ?= 1
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@if [ "$(CLANG_CI)" = 1 ]; then $(MAKE) --no-print-directory clang-ci; fi
 
 # ASan+UBSan: the whole suite under sanitizers (separate build tree).
 sanitize:
-	@$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS="-DREFLEX_SANITIZE=ON"
+	@$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS="-DREFLEX_SANITIZE=ON" CLANG_CI=0
 
 # Everything (libraries, tools, tests, benches) built with clang in its own
 # tree, -Werror as in every build: CI builds with gcc, and clang 14 rejects
@@ -61,35 +66,65 @@ fuzz: fuzz-build
 	@build-fuzz/tests/fuzz/fuzz_runtime -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=20 tests/fuzz/runtime_corpus tests/fuzz/runtime_seeds
 
 # The fast targets (tests/fuzz/fuzz_fast.cpp: topology loader, line parser,
-# envelope decoder, artifact decoder), FUZZ_FAST_SECONDS each, growing the
-# committed corpora tests/fuzz/corpus_<name> (every build replays them).
+# envelope decoder, artifact decoder, .rfx front end without the regex
+# compile, event codec), FUZZ_FAST_SECONDS each, growing the committed
+# corpora tests/fuzz/corpus_<name> (every build replays them).
 FUZZ_FAST_SECONDS ?= 60
-FUZZ_FAST = topology line_parser envelope artifact
-# Optimised (-O1, asserts kept) as libFuzzer advises, in their own tree; the
-# entropic scheduler is off (-entropic=0): on these targets it spent 88% of the
-# time updating feature frequencies (62 vs 272 exec/s, measured).
-fuzz-fast: build
-	@cmake -S . -B build-fuzz-fast -G Ninja -DCMAKE_BUILD_TYPE= "-DCMAKE_C_FLAGS=-O1 -g" "-DCMAKE_CXX_FLAGS=-O1 -g" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREFLEX_FUZZ=ON -DREFLEX_BUILD_BENCH=OFF >/dev/null
-	@cmake --build build-fuzz-fast -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_FAST))
-	@mkdir -p build-fuzz-fast/artifact_seed && $(REFLEXC) build bench/kb -o build-fuzz-fast/artifact_seed/bench.rfxkb 2>/dev/null
+FUZZ_FAST = topology line_parser envelope artifact rfx_sema codec
+# Optimised (-O1, asserts kept) as libFuzzer advises, in their own clang tree;
+# the entropic scheduler is off (-entropic=0): on these
+# targets it spent 88% of the time updating feature frequencies (62 vs 272
+# exec/s, measured).
+FUZZ_BUILD ?= build-fuzz-fast
+fuzz-configure: setup
+	@command -v clang++ >/dev/null || { echo "needs clang++ (apt: clang)"; exit 2; }
+	@cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE= "-DCMAKE_C_FLAGS=-O1 -g" "-DCMAKE_CXX_FLAGS=-O1 -g" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREFLEX_FUZZ=ON -DREFLEX_BUILD_BENCH=ON >/dev/null
+
+# The artifact target's seed: a real artifact (the small bench KB).
+fuzz-artifact-seed: build
+	@mkdir -p $(FUZZ_BUILD)/artifact_seed && $(REFLEXC) build bench/kb -o $(FUZZ_BUILD)/artifact_seed/bench.rfxkb 2>/dev/null
+
+fuzz-fast: build fuzz-configure fuzz-artifact-seed
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_FAST))
 	@for t in $(FUZZ_FAST); do \
 	  seeds=tests/fuzz/seeds_fast/lines; \
-	  case $$t in topology) seeds="kb/tests/topologies examples/incident-pcie";; envelope) seeds=tests/fuzz/seeds_fast/envelopes;; artifact) seeds=build-fuzz-fast/artifact_seed;; esac; \
+	  case $$t in topology) seeds="kb/tests/topologies examples/incident-pcie";; envelope) seeds=tests/fuzz/seeds_fast/envelopes;; artifact) seeds=$(FUZZ_BUILD)/artifact_seed;; rfx_sema) seeds=tests/fuzz/seeds;; codec) seeds=tests/fuzz/seeds_fast/events;; esac; \
 	  mkdir -p tests/fuzz/corpus_$$t; \
 	  echo "== fuzz_$$t ($(FUZZ_FAST_SECONDS) s)"; \
-	  build-fuzz-fast/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_FAST_SECONDS) -entropic=0 -max_len=16384 -timeout=10 -print_final_stats=1 tests/fuzz/corpus_$$t $$seeds >build-fuzz-fast/fuzz_$$t.log 2>&1; rc=$$?; \
-	  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec|ERROR|SUMMARY" build-fuzz-fast/fuzz_$$t.log; \
-	  [ $$rc -eq 0 ] || { echo "fuzz_$$t failed (exit $$rc): build-fuzz-fast/fuzz_$$t.log"; exit 1; }; \
+	  $(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_FAST_SECONDS) -entropic=0 -max_len=16384 -timeout=10 -print_final_stats=1 tests/fuzz/corpus_$$t $$seeds >$(FUZZ_BUILD)/fuzz_$$t.log 2>&1; rc=$$?; \
+	  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec|ERROR|SUMMARY" $(FUZZ_BUILD)/fuzz_$$t.log; \
+	  [ $$rc -eq 0 ] || { echo "fuzz_$$t failed (exit $$rc): $(FUZZ_BUILD)/fuzz_$$t.log"; exit 1; }; \
 	done
+
+# CI's clang part (run by `make test`), in its own clang tree
+# (CLANG_CI_BUILD): (1) the clang 14 frontend over every translation unit with
+# the build's -Werror flags, plus the function-size report
+# (tests/fuzz/clang_frontend.py; FUNCTION_SIZE_GATE=1 makes a function of 120
+# lines or more fail it), (2) every fuzzer and the libraries it needs built by
+# clang with ASan+UBSan at -O0 (2.5x cheaper to compile than -O1, measured:
+# reasoner.cpp 14 s vs 35 s of CPU; a 30 s smoke run needs coverage, not
+# speed), (3) every fuzzer FUZZ_SMOKE_SECONDS from its seeds, two at a time
+# (tests/fuzz/smoke.sh).
+FUNCTION_SIZE_GATE ?= 0
+CLANG_CI_BUILD ?= build-clang-ci
+FUZZ_ALL = $(addprefix fuzz_,$(FUZZ_FAST)) fuzz_rfx fuzz_runtime
+clang-ci: build
+	@command -v clang++ >/dev/null || { echo "clang-ci: needs clang++ (apt: clang)"; exit 2; }
+	@command -v clang-tidy-14 >/dev/null || { echo "clang-ci: needs clang-tidy-14 (apt: clang-tidy)"; exit 2; }
+	@cmake -S . -B $(CLANG_CI_BUILD) -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_C_FLAGS=-O0 -DCMAKE_CXX_FLAGS=-O0 -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREFLEX_FUZZ=ON -DREFLEX_BUILD_BENCH=ON >/dev/null
+	@cmake --build $(CLANG_CI_BUILD) -j $(JOBS) --target grammar/generated/ReflexParser.h >/dev/null
+	@python3 tests/fuzz/clang_frontend.py $(CLANG_CI_BUILD) --jobs $(JOBS) $(if $(filter 1,$(FUNCTION_SIZE_GATE)),--gate-size)
+	@cmake --build $(CLANG_CI_BUILD) -j $(JOBS) --target $(FUZZ_ALL) >$(CLANG_CI_BUILD)/fuzz-build.log 2>&1 || { tail -40 $(CLANG_CI_BUILD)/fuzz-build.log; exit 1; }
+	@echo "clang fuzz build: ok ($(CLANG_CI_BUILD)/fuzz-build.log)"
+	@mkdir -p $(CLANG_CI_BUILD)/artifact_seed && $(REFLEXC) build bench/kb -o $(CLANG_CI_BUILD)/artifact_seed/bench.rfxkb 2>/dev/null
+	@bash tests/fuzz/smoke.sh $(CLANG_CI_BUILD) $(FUZZ_SMOKE_SECONDS)
 
 # A smoke run (CI, after a change): from the seeds only, into a scratch corpus
 # emptied first (build-fuzz/smoke/), so FUZZ_SMOKE_SECONDS each are spent
 # fuzzing rather than replaying the committed corpora.
 FUZZ_SMOKE_SECONDS ?= 30
 fuzz-smoke: fuzz-build
-	@rm -rf build-fuzz/smoke && mkdir -p build-fuzz/smoke/rfx build-fuzz/smoke/runtime
-	@build-fuzz/tests/fuzz/fuzz_rfx -max_total_time=$(FUZZ_SMOKE_SECONDS) -max_len=65536 -timeout=10 build-fuzz/smoke/rfx tests/fuzz/seeds
-	@build-fuzz/tests/fuzz/fuzz_runtime -max_total_time=$(FUZZ_SMOKE_SECONDS) -max_len=65536 -timeout=20 build-fuzz/smoke/runtime tests/fuzz/runtime_seeds
+	@bash tests/fuzz/smoke.sh build-fuzz $(FUZZ_SMOKE_SECONDS) rfx runtime
 
 bench: build
 	@bash bench/ingest_bench.sh
@@ -98,4 +133,4 @@ format:
 	@find compiler runtime tools tests include examples bench -name '*.cpp' -o -name '*.h' | grep -v /generated/ | xargs clang-format -i
 
 clean:
-	@rm -rf $(BUILD) build-asan build-fuzz $(CLANG_BUILD)
+	@rm -rf $(BUILD) build-asan build-fuzz $(FUZZ_BUILD) $(CLANG_BUILD) $(CLANG_CI_BUILD)

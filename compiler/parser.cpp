@@ -487,107 +487,131 @@ class Builder {
     return r;
   }
 
+  // One member statement; each helper below fills `m` for its statements and
+  // says whether `b` was one of them.
   std::optional<Member> member(ReflexParser::MemberBodyContext* b) const {
     if (!b) return std::nullopt;
     Member m;
     m.range = tok(b->getStart());
+    if (match_member(b, m) || report_member(b, m) || shape_member(b, m) || rule_member(b, m) ||
+        test_member(b, m))
+      return m;
+    return std::nullopt;
+  }
+
+  // `on`, `from`, `match`, `field`, `when`, `locate`: how a line becomes an event.
+  bool match_member(ReflexParser::MemberBodyContext* b, Member& m) const {
     using K = Member::Kind;
     using P = ReflexParser;
     if (auto* c = dynamic_cast<P::OnMemberContext*>(b)) {
       m.kind = K::on;
       m.idents.push_back(ident(c->name()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::FromMemberContext*>(b)) {
       m.kind = K::from;
       for (auto* n : c->name()) m.idents.push_back(ident(n));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::MatchMemberContext*>(b)) {
       m.kind = K::match;
       for (auto* r : c->regexExpr()) m.regexes.push_back(regex(r));
       if (c->NUMBER()) m.values.push_back(number_value(c->NUMBER()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::FieldMemberContext*>(b)) {
       m.kind = K::field;
       for (auto* n : c->name()) m.idents.push_back(ident(n));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::WhenMemberContext*>(b)) {
       m.kind = K::when;
       if (c->cond()) m.cond = cond(c->cond());
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::LocateMemberContext*>(b)) {
       m.kind = K::locate;
       for (auto* n : c->name()) m.idents.push_back(ident(n));
-      return m;
+      return true;
     }
+    return false;
+  }
+
+  // What a signature says about its event.
+  bool report_member(ReflexParser::MemberBodyContext* b, Member& m) const {
+    using K = Member::Kind;
+    using P = ReflexParser;
     if (auto* c = dynamic_cast<P::ClassMemberContext*>(b)) {
       m.kind = K::class_;
       m.idents.push_back(ident(c->name()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::SeverityMemberContext*>(b)) {
       m.kind = K::severity;
       m.idents.push_back(ident(c->name()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::NatureMemberContext*>(b)) {
       m.kind = K::nature;
       m.idents.push_back(ident(c->name()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::DescriptionMemberContext*>(b)) {
       m.kind = K::description;
       m.values.push_back(string_value(c->STRING()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::CheckMemberContext*>(b)) {
       m.kind = K::check;
       m.values.push_back(string_value(c->STRING()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::ActionMemberContext*>(b)) {
       m.kind = K::action;
       m.values.push_back(string_value(c->STRING()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::RemediationMemberContext*>(b)) {
       m.kind = K::remediation;
       m.idents.push_back(ident(c->name()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::SymptomMemberContext*>(b)) {
       m.kind = K::symptom;
       m.idents.push_back(ident(c->name()));
-      return m;
+      return true;
     }
+    return false;
+  }
+
+  // Aggregation, baselines, examples, and the flags of a signature.
+  bool shape_member(ReflexParser::MemberBodyContext* b, Member& m) const {
+    using K = Member::Kind;
+    using P = ReflexParser;
     if (auto* c = dynamic_cast<P::AggregateMemberContext*>(b)) {
       m.kind = K::aggregate;
       m.values.push_back(number_value(c->NUMBER()));
       m.values.push_back(duration(c->duration()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::DedupMemberContext*>(b)) {
       m.kind = K::dedup;
       m.values.push_back(duration(c->duration()));
       for (auto* n : c->name()) m.idents.push_back(ident(n));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::BaselineMemberContext*>(b)) {
       m.kind = K::baseline;
       m.idents.push_back(ident(c->name()));
       m.baseline_below = c->DIR && c->DIR->getText() == "below";
       for (auto* n : c->NUMBER()) m.values.push_back(number_value(n));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::ClearedByMemberContext*>(b)) {
       m.kind = K::cleared_by;
       for (auto* n : c->name()) m.idents.push_back(ident(n));
       m.values.push_back(duration(c->duration()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::ExampleMemberContext*>(b)) {
       m.kind = K::example;
@@ -597,7 +621,7 @@ class Builder {
         m.idents.push_back(ident(c->name()));
       }
       for (auto* e : c->expectation()) m.expects.push_back({ident(e->name()), value(e->value())});
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::NearMissMemberContext*>(b)) {
       m.kind = K::near_miss;
@@ -606,7 +630,7 @@ class Builder {
         m.has_example_source = true;
         m.idents.push_back(ident(c->name()));
       }
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::AllowMemberContext*>(b)) {
       m.kind = K::allow;
@@ -615,20 +639,27 @@ class Builder {
       } else {
         m.idents.push_back(ident(c->name()));
       }
-      return m;
+      return true;
     }
     if (dynamic_cast<P::SilentMemberContext*>(b)) {
       m.kind = K::silent;
-      return m;
+      return true;
     }
     if (dynamic_cast<P::SuspectMemberContext*>(b)) {
       m.kind = K::suspect;
-      return m;
+      return true;
     }
     if (dynamic_cast<P::BackgroundMemberContext*>(b)) {
       m.kind = K::background;
-      return m;
+      return true;
     }
+    return false;
+  }
+
+  // A rule's statements.
+  bool rule_member(ReflexParser::MemberBodyContext* b, Member& m) const {
+    using K = Member::Kind;
+    using P = ReflexParser;
     if (auto* c = dynamic_cast<P::CauseMemberContext*>(b)) {
       m.kind = K::cause;
       m.causes = 0;
@@ -642,7 +673,7 @@ class Builder {
         if (arrow == nullptr || n->getStart()->getTokenIndex() < arrow->getTokenIndex()) ++m.causes;
         m.idents.push_back(ident(n));
       }
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::WhereMemberContext*>(b)) {
       m.kind = K::where;
@@ -654,23 +685,30 @@ class Builder {
         if (refs.size() > 1) e.rhs = devref(refs[1]);
         m.relations.push_back(e);
       }
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::WithinMemberContext*>(b)) {
       m.kind = K::within;
       for (auto* d : c->duration()) m.values.push_back(duration(d));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::SkewMemberContext*>(b)) {
       m.kind = K::skew;
       m.values.push_back(duration(c->duration()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::StrengthMemberContext*>(b)) {
       m.kind = K::strength;
       m.values.push_back(number_value(c->NUMBER()));
-      return m;
+      return true;
     }
+    return false;
+  }
+
+  // A test's statements.
+  bool test_member(ReflexParser::MemberBodyContext* b, Member& m) const {
+    using K = Member::Kind;
+    using P = ReflexParser;
     if (auto* c = dynamic_cast<P::TopologyMemberContext*>(b)) {
       m.kind = K::topology;
       if (c->TRIPLE_STRING()) {
@@ -679,18 +717,18 @@ class Builder {
       } else {
         m.values.push_back(string_value(c->STRING()));
       }
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::LogMemberContext*>(b)) {
       m.kind = K::log;
       for (auto* s : c->STRING()) m.values.push_back(string_value(s));
       m.idents.push_back(ident(c->name()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::BundleMemberContext*>(b)) {
       m.kind = K::bundle;
       m.values.push_back(string_value(c->STRING()));
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::ExpectRootMemberContext*>(b)) {
       m.kind = K::expect_root;
@@ -700,20 +738,19 @@ class Builder {
         // keep position 1 for the rank
         if (m.values.size() == 1) m.values.push_back(number_value(c->NUMBER()));
       }
-      return m;
+      return true;
     }
     if (dynamic_cast<P::ExpectNoRootMemberContext*>(b)) {
       m.kind = K::expect_no_root;
-      return m;
+      return true;
     }
     if (auto* c = dynamic_cast<P::ExpectEventMemberContext*>(b)) {
       m.kind = K::expect_event;
       m.idents.push_back(ident(c->name()));
       if (c->STRING()) m.values.push_back(string_value(c->STRING()));
-    } else {
-      return std::nullopt;
+      return true;
     }
-    return m;
+    return false;
   }
 
   void block(ReflexParser::BlockContext* b, Decl& d) const {
@@ -842,7 +879,10 @@ std::string unescape_string(const std::string& body) {
   return out;
 }
 
-bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& options) {
+namespace {
+
+// A file the parser must not see: too large, binary, or not UTF-8.
+bool text_is_parseable(const SourceFile& file, DiagEngine& diags, const CompileOptions& options) {
   const std::string& text = file.text;
   SrcRange at;
   at.file = file.path;
@@ -873,6 +913,78 @@ bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& optio
                      "); .rfx files must be UTF-8");
     return false;
   }
+  return true;
+}
+
+// The lexer's error tokens as diagnostics, one per line (at most
+// max_errors_per_file).
+void report_lex_errors(const std::string& path, const std::vector<antlr4::Token*>& all,
+                       DiagEngine& diags, const CompileOptions& options) {
+  int lex_errors = 0;
+  std::set<size_t> bad_lines;
+  for (const auto* t : all) {
+    DiagId id;
+    std::string msg;
+    switch (t->getType()) {
+      case ReflexParser::UNTERMINATED_STRING:
+        id = DiagId::unterminated_string;
+        msg = "missing closing '\"' at the end of the line";
+        break;
+      case ReflexParser::UNTERMINATED_TRIPLE_STRING:
+        id = DiagId::unterminated_string;
+        msg = "\"\"\" string is never closed";
+        break;
+      case ReflexParser::UNTERMINATED_REGEX:
+        id = DiagId::unterminated_regex;
+        msg = "missing closing '/' of the regex (write a literal slash as \\/)";
+        break;
+      case ReflexParser::BAD_CHAR:
+        id = DiagId::unexpected_char;
+        msg = "unexpected character '" + shorten(t->getText()) + "'";
+        break;
+      default:
+        continue;
+    }
+    if (bad_lines.count(t->getLine()) && t->getType() == ReflexParser::BAD_CHAR) continue;
+    bad_lines.insert(t->getLine());
+    if (++lex_errors > options.max_errors_per_file) break;
+    SrcRange r = token_range(path, t);
+    diags.report(id, r, msg);
+  }
+}
+
+// The tree's declarations into file.decls; one containing a syntax error (a
+// parser error token, or a lexer error token) is kept for its name only.
+void build_decls(SourceFile& file, ReflexParser::FileContext* tree,
+                 const std::vector<antlr4::Token*>& all, std::vector<size_t> errs) {
+  Builder b(file.path);
+  for (const auto* t : all) {
+    size_t ty = t->getType();
+    if (ty == ReflexParser::UNTERMINATED_STRING || ty == ReflexParser::UNTERMINATED_REGEX ||
+        ty == ReflexParser::UNTERMINATED_TRIPLE_STRING || ty == ReflexParser::BAD_CHAR)
+      errs.push_back(t->getTokenIndex());
+  }
+  for (auto* c : tree->topDecl()) {
+    if (!c || !c->getStart()) continue;
+    auto d = b.decl(c);
+    if (!d) continue;
+    // A declaration containing a syntax error is kept for its name only.
+    size_t lo = c->getStart()->getTokenIndex();
+    size_t hi = c->getStop() ? c->getStop()->getTokenIndex() : lo;
+    for (size_t e : errs)
+      if (e >= lo && e <= hi + 1) d->broken = true;
+    if (c->exception != nullptr) d->broken = true;
+    file.decls.push_back(std::move(*d));
+  }
+}
+
+}  // namespace
+
+bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& options) {
+  if (!text_is_parseable(file, diags, options)) return false;
+  const std::string& text = file.text;
+  SrcRange at;
+  at.file = file.path;
   try {
     antlr4::ANTLRInputStream input(text);
     ReflexLexer lexer(&input);
@@ -889,37 +1001,7 @@ bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& optio
       return false;
     }
 
-    int lex_errors = 0;
-    std::set<size_t> bad_lines;
-    for (const auto* t : all) {
-      DiagId id;
-      std::string msg;
-      switch (t->getType()) {
-        case ReflexParser::UNTERMINATED_STRING:
-          id = DiagId::unterminated_string;
-          msg = "missing closing '\"' at the end of the line";
-          break;
-        case ReflexParser::UNTERMINATED_TRIPLE_STRING:
-          id = DiagId::unterminated_string;
-          msg = "\"\"\" string is never closed";
-          break;
-        case ReflexParser::UNTERMINATED_REGEX:
-          id = DiagId::unterminated_regex;
-          msg = "missing closing '/' of the regex (write a literal slash as \\/)";
-          break;
-        case ReflexParser::BAD_CHAR:
-          id = DiagId::unexpected_char;
-          msg = "unexpected character '" + shorten(t->getText()) + "'";
-          break;
-        default:
-          continue;
-      }
-      if (bad_lines.count(t->getLine()) && t->getType() == ReflexParser::BAD_CHAR) continue;
-      bad_lines.insert(t->getLine());
-      if (++lex_errors > options.max_errors_per_file) break;
-      SrcRange r = token_range(file.path, t);
-      diags.report(id, r, msg);
-    }
+    report_lex_errors(file.path, all, diags, options);
 
     ReflexParser parser(&tokens);
     parser.removeErrorListeners();
@@ -931,26 +1013,7 @@ bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& optio
     } catch (const TooManyErrors&) {
       return false;
     }
-    Builder b(file.path);
-    std::vector<size_t> errs = listener.error_tokens;
-    for (const auto* t : all) {
-      size_t ty = t->getType();
-      if (ty == ReflexParser::UNTERMINATED_STRING || ty == ReflexParser::UNTERMINATED_REGEX ||
-          ty == ReflexParser::UNTERMINATED_TRIPLE_STRING || ty == ReflexParser::BAD_CHAR)
-        errs.push_back(t->getTokenIndex());
-    }
-    for (auto* c : tree->topDecl()) {
-      if (!c || !c->getStart()) continue;
-      auto d = b.decl(c);
-      if (!d) continue;
-      // A declaration containing a syntax error is kept for its name only.
-      size_t lo = c->getStart()->getTokenIndex();
-      size_t hi = c->getStop() ? c->getStop()->getTokenIndex() : lo;
-      for (size_t e : errs)
-        if (e >= lo && e <= hi + 1) d->broken = true;
-      if (c->exception != nullptr) d->broken = true;
-      file.decls.push_back(std::move(*d));
-    }
+    build_decls(file, tree, all, listener.error_tokens);
     file.parsed = true;
     return true;
   } catch (const std::exception& e) {

@@ -115,6 +115,9 @@ void run_pipeline(Sema& s);
 // Regex helpers shared by passes.
 bool hyperscan_check(const std::string& pattern, std::string* error);
 bool re2_check(const std::string& pattern, std::string* error);
+// What the passes call: RE2 (CompileOptions::check_regex) or the syntax scan.
+bool regex_check(const Sema& s, const std::string& pattern, std::string* error);
+std::set<std::string> regex_capture_names(const Sema& s, const std::string& pattern);
 
 // Lowering: the resolved unit as the runtime's KnowledgeBase.
 KnowledgeBase lower(const Sema& s);

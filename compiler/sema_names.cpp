@@ -1,7 +1,6 @@
 // Passes over names: file headers, symbol tables, which statements each block
 // allows, fault classes, named patterns, `extends` and `override`.
 #include <algorithm>
-#include <functional>
 #include <mutex>
 
 #include "reflex/artifact.h"
@@ -56,6 +55,52 @@ bool hyperscan_check(const std::string& pattern, std::string* error) {
   cache().hs[pattern] = ok ? "" : (err.empty() ? "invalid pattern" : err);
   *error = cache().hs[pattern];
   return ok;
+}
+
+namespace {
+// The syntax scan of CompileOptions::check_regex = false: balanced groups and
+// classes, no dangling escape; on success the `(?P<name>` groups, if wanted.
+bool scan_regex(const std::string& p, std::string* error, std::set<std::string>* names) {
+  int depth = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\') {
+      if (++i == p.size()) return *error = "trailing backslash", false;
+    } else if (c == '[') {
+      size_t j = i + 1;
+      if (j < p.size() && p[j] == '^') ++j;
+      if (j < p.size() && p[j] == ']') ++j;  // a leading ']' is a literal
+      for (; j < p.size() && p[j] != ']'; ++j)
+        if (p[j] == '\\') ++j;
+      if (j >= p.size()) return *error = "missing ]", false;
+      i = j;
+    } else if (c == '(') {
+      ++depth;
+      if (p.compare(i, 4, "(?P<") == 0) {
+        const size_t end = p.find('>', i + 4);
+        if (end == std::string::npos || end == i + 4) return *error = "bad named group", false;
+        if (names) names->insert(p.substr(i + 4, end - i - 4));
+      }
+    } else if (c == ')') {
+      if (depth-- == 0) return *error = "unexpected )", false;
+    }
+  }
+  if (depth != 0) return *error = "missing )", false;
+  return true;
+}
+}  // namespace
+
+bool regex_check(const Sema& s, const std::string& pattern, std::string* error) {
+  if (s.options.check_regex) return re2_check(pattern, error);
+  return scan_regex(pattern, error, nullptr);
+}
+
+std::set<std::string> regex_capture_names(const Sema& s, const std::string& pattern) {
+  if (s.options.check_regex) return pattern_capture_names(pattern);
+  std::set<std::string> names;
+  std::string err;
+  if (!scan_regex(pattern, &err, &names)) names.clear();
+  return names;
 }
 
 const std::set<std::string>* Sema::allows_of(const Decl* d) const {
@@ -485,10 +530,10 @@ void pass_patterns(Sema& s) {
       continue;
     }
     std::string err;
-    if (!re2_check(text, &err)) {
+    if (!regex_check(s, text, &err)) {
       s.diags.report(DiagId::regex_re2, d->pattern.range, "RE2 rejects the pattern: " + err);
       s.bad_patterns.insert(name);
-    } else if (s.options.check_hyperscan && !hyperscan_check(text, &err)) {
+    } else if (s.options.check_regex && s.options.check_hyperscan && !hyperscan_check(text, &err)) {
       s.diags.report(DiagId::regex_hyperscan, d->pattern.range,
                      "Hyperscan rejects the pattern: " + err);
       s.bad_patterns.insert(name);
@@ -525,8 +570,10 @@ const Decl* find_override(Sema& s, const std::string& kind, const Decl* target) 
   return it->second.front();
 }
 
-void pass_inheritance(Sema& s) {
-  // Overrides: target exists, at most one per declaration.
+namespace {
+
+// Overrides: the target exists, at most one per declaration.
+void check_overrides(Sema& s) {
   for (const auto& [key, list] : s.overrides) {
     const Decl* first = list.front();
     const std::string& kind = first->override_kind;
@@ -550,83 +597,95 @@ void pass_inheritance(Sema& s) {
       DiagEngine::note(diag, first->name.range, "first overridden here");
     }
   }
+}
 
+// Inherit from a resolved parent: some statements accumulate, the child's
+// (`own`) replace the rest; a child's `locate ... as B` replaces the parent's B.
+void inherit(const ResolvedSig& parent, const std::vector<const Member*>& own, ResolvedSig& r) {
+  std::set<Member::Kind> replaced;
+  std::set<std::string> child_locates;
+  for (const auto* m : own) {
+    if (!accumulates(m->kind)) replaced.insert(m->kind);
+    if (m->kind == Member::Kind::locate)
+      child_locates.insert(m->idents.size() > 2 ? m->idents[2].text : "");
+  }
+  for (const auto* m : parent.members) {
+    if (m->kind == Member::Kind::locate) {
+      if (child_locates.count(m->idents.size() > 2 ? m->idents[2].text : "")) continue;
+    } else if (replaced.count(m->kind)) {
+      continue;
+    }
+    r.members.push_back(m);
+  }
+}
+
+// One signature's effective statements (its `extends` chain first, `stack`
+// the chain so far, bounded by max_nesting_depth); false if it has errors.
+bool resolve_signature(Sema& s, const std::string& name, std::vector<std::string>& stack,
+                       const std::vector<std::string>& sig_names) {
+  if (s.sigs.count(name)) return s.sigs[name].ok;
+  const Decl* d = s.signatures.at(name);
+  ResolvedSig r;
+  r.decl = d;
+  r.abstract = d->is_abstract;
+  r.ok = !d->broken;
+  std::vector<const Member*> own;
+  for (const auto& m : d->members) own.push_back(&m);
+  const Decl* ov = find_override(s, "signature", d);
+  own = apply_override(own, ov);
+  if (auto a = s.allows_of(d)) r.allows = *a;
+  if (ov) {
+    if (auto a = s.allows_of(ov)) r.allows.insert(a->begin(), a->end());
+  }
+  if (d->parent) {
+    const std::string& p = d->parent->text;
+    s.ref(d->file, p);
+    if (!s.signatures.count(p)) {
+      auto& diag = s.diags.report(DiagId::unknown_parent, d->parent->range,
+                                  "unknown parent signature '" + p + "'");
+      std::string near = closest(p, sig_names);
+      if (!near.empty())
+        DiagEngine::note(diag, s.signatures.at(near)->name.range, "did you mean '" + near + "'?");
+      r.ok = false;
+      r.parent_ok = false;
+    } else if (stack.size() > static_cast<size_t>(s.options.max_nesting_depth)) {
+      s.diags.report(DiagId::nesting_too_deep, d->parent->range,
+                     "`extends` chain deeper than " + std::to_string(s.options.max_nesting_depth) +
+                         " signatures");
+      r.ok = false;
+      r.parent_ok = false;
+    } else if (std::find(stack.begin(), stack.end(), p) != stack.end()) {
+      std::string path;
+      for (const auto& n : stack) path += n + " extends ";
+      s.diags.report(DiagId::extends_cycle, d->parent->range,
+                     "signature '" + name + "' extends itself: " + path + p);
+      r.ok = false;
+      r.parent_ok = false;
+    } else {
+      stack.push_back(p);
+      bool pok = resolve_signature(s, p, stack, sig_names);
+      stack.pop_back();
+      const ResolvedSig& parent = s.sigs[p];
+      if (!pok) r.ok = false;
+      if (!parent.parent_ok) r.parent_ok = false;
+      r.allows.insert(parent.allows.begin(), parent.allows.end());
+      inherit(parent, own, r);
+    }
+  }
+  for (const auto* m : own) r.members.push_back(m);
+  s.sigs[name] = std::move(r);
+  return s.sigs[name].ok;
+}
+
+}  // namespace
+
+void pass_inheritance(Sema& s) {
+  check_overrides(s);
   std::vector<std::string> sig_names;
   for (const auto& [n, d] : s.signatures) sig_names.push_back(n);
-
-  std::function<bool(const std::string&, std::vector<std::string>&)> resolve =
-      [&](const std::string& name, std::vector<std::string>& stack) -> bool {
-    if (s.sigs.count(name)) return s.sigs[name].ok;
-    const Decl* d = s.signatures.at(name);
-    ResolvedSig r;
-    r.decl = d;
-    r.abstract = d->is_abstract;
-    r.ok = !d->broken;
-    std::vector<const Member*> own;
-    for (const auto& m : d->members) own.push_back(&m);
-    const Decl* ov = find_override(s, "signature", d);
-    own = apply_override(own, ov);
-    if (auto a = s.allows_of(d)) r.allows = *a;
-    if (ov) {
-      if (auto a = s.allows_of(ov)) r.allows.insert(a->begin(), a->end());
-    }
-    if (d->parent) {
-      const std::string& p = d->parent->text;
-      s.ref(d->file, p);
-      if (!s.signatures.count(p)) {
-        auto& diag = s.diags.report(DiagId::unknown_parent, d->parent->range,
-                                    "unknown parent signature '" + p + "'");
-        std::string near = closest(p, sig_names);
-        if (!near.empty())
-          DiagEngine::note(diag, s.signatures.at(near)->name.range, "did you mean '" + near + "'?");
-        r.ok = false;
-        r.parent_ok = false;
-      } else if (stack.size() > static_cast<size_t>(s.options.max_nesting_depth)) {
-        s.diags.report(DiagId::nesting_too_deep, d->parent->range,
-                       "`extends` chain deeper than " +
-                           std::to_string(s.options.max_nesting_depth) + " signatures");
-        r.ok = false;
-        r.parent_ok = false;
-      } else if (std::find(stack.begin(), stack.end(), p) != stack.end()) {
-        std::string path;
-        for (const auto& n : stack) path += n + " extends ";
-        s.diags.report(DiagId::extends_cycle, d->parent->range,
-                       "signature '" + name + "' extends itself: " + path + p);
-        r.ok = false;
-        r.parent_ok = false;
-      } else {
-        stack.push_back(p);
-        bool pok = resolve(p, stack);
-        stack.pop_back();
-        const ResolvedSig& parent = s.sigs[p];
-        if (!pok) r.ok = false;
-        if (!parent.parent_ok) r.parent_ok = false;
-        r.allows.insert(parent.allows.begin(), parent.allows.end());
-        // Inherit: accumulate some statements, the child's replace the rest.
-        std::set<Member::Kind> replaced;
-        std::set<std::string> child_locates;
-        for (const auto* m : own) {
-          if (!accumulates(m->kind)) replaced.insert(m->kind);
-          if (m->kind == Member::Kind::locate)
-            child_locates.insert(m->idents.size() > 2 ? m->idents[2].text : "");
-        }
-        for (const auto* m : parent.members) {
-          if (m->kind == Member::Kind::locate) {
-            if (child_locates.count(m->idents.size() > 2 ? m->idents[2].text : "")) continue;
-          } else if (replaced.count(m->kind)) {
-            continue;
-          }
-          r.members.push_back(m);
-        }
-      }
-    }
-    for (const auto* m : own) r.members.push_back(m);
-    s.sigs[name] = std::move(r);
-    return s.sigs[name].ok;
-  };
   for (const auto& [name, d] : s.signatures) {
     std::vector<std::string> stack{name};
-    resolve(name, stack);
+    resolve_signature(s, name, stack, sig_names);
   }
   for (const auto& [name, d] : s.latents) {
     ResolvedLatent r;

@@ -177,6 +177,227 @@ void check_cleared_by(Sema& s) {
   }
 }
 
+namespace {
+
+// One rule while it is checked: its sides, and the fields every compiled
+// (cause, effect) pair shares.
+struct RuleCtx {
+  Sema& s;
+  const std::string& name;
+  ResolvedRule& r;
+  const std::set<std::string>* allows;
+  Rule base;
+  std::vector<SideEvent> causes, effects;
+};
+
+// `a, g -> b, c`: every cause with every effect, groups flattened. False
+// (reported) when the rule has no usable `CAUSE -> EFFECT`.
+bool rule_sides(RuleCtx& c) {
+  const Member* cause = nullptr;
+  for (const Member* m : c.r.members)
+    if (m->kind == Member::Kind::cause) cause = m;
+  if (cause == nullptr || cause->idents.size() < 2 || cause->causes == 0 ||
+      cause->causes >= cause->idents.size()) {
+    c.s.diags.report(DiagId::missing_statement, c.r.decl->name.range,
+                     "rule '" + c.name + "' has no `CAUSE -> EFFECT`", c.allows);
+    c.r.ok = false;
+    return false;
+  }
+  std::vector<const Ident*> cause_items, effect_items;
+  for (size_t i = 0; i < cause->idents.size(); ++i)
+    (i < cause->causes ? cause_items : effect_items).push_back(&cause->idents[i]);
+  if (!expand_side(c.s, c.name, c.r, cause_items, false, &c.causes)) c.r.ok = false;
+  if (!expand_side(c.s, c.name, c.r, effect_items, true, &c.effects)) c.r.ok = false;
+  return true;
+}
+
+// `within MIN .. MAX`, `skew` and `strength` into the base rule; the window
+// must exist, be in order, and not start before the cause beyond the skew.
+void rule_timing(RuleCtx& c) {
+  Sema& s = c.s;
+  Rule& base = c.base;
+  const Member* within = nullptr;
+  bool have_skew = false;
+  for (const Member* m : c.r.members) {
+    using K = Member::Kind;
+    if (m->kind == K::within && m->values.size() == 2) {
+      within = m;
+      auto lo = duration_of(s, m->values[0]);
+      auto hi = duration_of(s, m->values[1]);
+      if (lo) base.min_s = *lo;
+      if (hi) base.max_s = *hi;
+      if (lo && hi && *lo > *hi) {
+        s.diags.report(
+            DiagId::inverted_window, m->range,
+            "window " + m->values[0].text + " .. " + m->values[1].text + " is inverted (MIN > MAX)",
+            c.allows);
+        c.r.ok = false;
+      } else if (lo && hi && *lo == *hi) {
+        s.diags.report(DiagId::empty_window, m->range,
+                       "window " + m->values[0].text + " .. " + m->values[1].text +
+                           " accepts a single exact delay",
+                       c.allows);
+      }
+    } else if (m->kind == K::skew && !m->values.empty()) {
+      if (auto d = duration_of(s, m->values[0])) {
+        have_skew = true;
+        if (*d < 0)
+          s.diags.report(DiagId::invalid_literal, m->values[0].range, "skew cannot be negative",
+                         c.allows);
+        base.skew_s = *d;
+      }
+    } else if (m->kind == K::strength && !m->values.empty()) {
+      auto v = parse_float(m->values[0].text);
+      if (!v) {
+        if (auto i = parse_int(m->values[0].text)) v = static_cast<double>(*i);
+      }
+      if (!v || !(*v > 0.0 && *v <= 1.0)) {
+        s.diags.report(DiagId::strength_range, m->values[0].range,
+                       "strength " + m->values[0].text + " is outside (0, 1]", c.allows);
+        c.r.ok = false;
+      } else {
+        base.strength = *v;
+      }
+    }
+  }
+  if (within == nullptr) {
+    auto& d = s.diags.report(DiagId::missing_statement, c.r.decl->name.range,
+                             "rule '" + c.name + "' has no `within MIN .. MAX`", c.allows);
+    DiagEngine::note(d, "the window bounds effect time minus cause time, e.g. within 0s .. 30s");
+    c.r.ok = false;
+  } else if (base.min_s < 0 && base.skew_s < -base.min_s) {
+    auto& d = s.diags.report(DiagId::negative_window, within->range,
+                             "window starts before the cause (" + within->values[0].text +
+                                 ") but the skew is only " + seconds_text(base.skew_s),
+                             c.allows);
+    DiagEngine::note(d, have_skew ? "raise `skew` to at least -MIN"
+                                  : "add `skew` of at least -MIN, or start the window at 0s");
+    c.r.ok = false;
+  }
+}
+
+// One device of a `where` relation: `cause` or `effect`, optionally `.binding`
+// (bound by a `locate ... as` in every event of that side). False (reported)
+// when it names nothing.
+bool where_ref(RuleCtx& c, const DevRef& d, DeviceRef* out) {
+  if (d.side.text == "cause") {
+    out->side = DeviceRef::Side::cause;
+  } else if (d.side.text == "effect") {
+    out->side = DeviceRef::Side::effect;
+  } else {
+    c.s.diags.report(DiagId::unknown_binding, d.side.range,
+                     "expected `cause` or `effect`, found '" + d.side.text + "'", c.allows);
+    return false;
+  }
+  out->binding = d.binding.text;
+  if (d.binding.text.empty()) return true;
+  bool ok = true;
+  const auto& events = out->side == DeviceRef::Side::cause ? c.causes : c.effects;
+  for (const SideEvent& ev : events) {
+    if (!ev.info.known || ev.info.bindings.count(d.binding.text)) continue;
+    std::string who =
+        events.size() == 1 ? "'" + d.side.text + "'" : d.side.text + " '" + ev.name + "'";
+    auto& diag =
+        c.s.diags.report(DiagId::unknown_binding, d.binding.range,
+                         who + " has no device bound as '" + d.binding.text + "'", c.allows);
+    DiagEngine::note(
+        diag, ev.info.decl->name.range,
+        "bind one with `locate KIND by FIELD as " + d.binding.text + "` in this declaration");
+    ok = false;
+  }
+  return ok;
+}
+
+// The relation must be defined between the two devices' kinds for every
+// (cause, effect) pair the rule stands for (each kind pair reported once).
+void check_relation_kinds(RuleCtx& c, const RelationExpr& rel, const RelationConstraint& rc) {
+  const bool several = c.causes.size() > 1 || c.effects.size() > 1;
+  std::set<std::pair<DeviceKind, DeviceKind>> reported;
+  for (const SideEvent& ce : c.causes) {
+    for (const SideEvent& e : c.effects) {
+      if (!ce.info.known || !e.info.known) continue;
+      auto kind_for = [&](const DeviceRef& d) {
+        const EventInfo& ev = d.side == DeviceRef::Side::cause ? ce.info : e.info;
+        if (!d.binding.empty()) {
+          auto b = ev.bindings.find(d.binding);
+          if (b != ev.bindings.end()) return b->second;
+        }
+        return ev.kind;
+      };
+      DeviceKind a = kind_for(rc.lhs), b = kind_for(rc.rhs);
+      if (relation_allows(rc.rel, a, b)) continue;
+      c.r.ok = false;
+      if (!reported.insert({a, b}).second) continue;
+      auto& d = c.s.diags.report(
+          DiagId::relation_kinds, rel.rel.range,
+          std::string("relation '") + to_string(rc.rel) + "' is not defined between " +
+              to_string(a) + " (" + rel.lhs.side.text +
+              (rel.lhs.binding.text.empty() ? "" : "." + rel.lhs.binding.text) + ") and " +
+              to_string(b) + " (" + rel.rhs.side.text +
+              (rel.rhs.binding.text.empty() ? "" : "." + rel.rhs.binding.text) + ")",
+          c.allows);
+      DiagEngine::note(d, std::string("'") + to_string(rc.rel) + "' relates " +
+                              std::string(relation_info(rc.rel).kinds_text));
+      if (several) DiagEngine::note(d, "for cause '" + ce.name + "' and effect '" + e.name + "'");
+    }
+  }
+}
+
+// The relation words, in the vocabulary's order (for "valid: ..." notes).
+const std::vector<std::string>& relation_words() {
+  static const std::vector<std::string> words = [] {
+    std::vector<std::string> v;
+    for (const RelationInfo& i : kRelations) v.emplace_back(i.name);
+    return v;
+  }();
+  return words;
+}
+
+// where: relations between the two events' devices.
+void rule_where(RuleCtx& c) {
+  for (const Member* m : c.r.members) {
+    if (m->kind != Member::Kind::where) continue;
+    for (const auto& rel : m->relations) {
+      RelationConstraint rc;
+      auto relv = relation_from_string(rel.rel.text);
+      if (!relv) {
+        bad_word(c.s, DiagId::unknown_relation, rel.rel, "relation", relation_words(), c.allows);
+        c.r.ok = false;
+        continue;
+      }
+      rc.rel = *relv;
+      const bool lhs_ok = where_ref(c, rel.lhs, &rc.lhs);
+      const bool rhs_ok = where_ref(c, rel.rhs, &rc.rhs);
+      if (!lhs_ok || !rhs_ok) {
+        c.r.ok = false;
+        continue;
+      }
+      check_relation_kinds(c, rel, rc);
+      c.base.where.push_back(rc);
+    }
+  }
+}
+
+// One compiled rule per pair. Names: RULE (one pair), RULE:EFFECT (one
+// cause), RULE:CAUSE->EFFECT (several causes); all carry the rule's location.
+void emit_rules(RuleCtx& c) {
+  for (const SideEvent& ce : c.causes) {
+    for (const SideEvent& e : c.effects) {
+      Rule rule = c.base;
+      rule.cause = ce.name;
+      rule.effect = e.name;
+      if (c.causes.size() > 1)
+        rule.name = c.name + ":" + ce.name + "->" + e.name;
+      else if (c.effects.size() > 1)
+        rule.name = c.name + ":" + e.name;
+      c.r.rules.push_back(rule);
+      c.r.effect_ranges.push_back(e.item->range);
+    }
+  }
+}
+
+}  // namespace
+
 void pass_rules(Sema& s) {
   check_cleared_by(s);
   for (auto& [name, r] : s.rule_defs) {
@@ -184,184 +405,13 @@ void pass_rules(Sema& s) {
       r.ok = false;
       continue;
     }
-    const auto* allows = &r.allows;
-    Rule base;
-    base.name = name;
-    base.loc = to_loc(r.decl->name.range);
-    const Member* cause = nullptr;
-    const Member* within = nullptr;
-    for (const Member* m : r.members)
-      if (m->kind == Member::Kind::cause) cause = m;
-    if (cause == nullptr || cause->idents.size() < 2 || cause->causes == 0 ||
-        cause->causes >= cause->idents.size()) {
-      s.diags.report(DiagId::missing_statement, r.decl->name.range,
-                     "rule '" + name + "' has no `CAUSE -> EFFECT`", allows);
-      r.ok = false;
-      continue;
-    }
-    // `a, g -> b, c`: every cause with every effect, groups flattened.
-    std::vector<const Ident*> cause_items, effect_items;
-    for (size_t i = 0; i < cause->idents.size(); ++i)
-      (i < cause->causes ? cause_items : effect_items).push_back(&cause->idents[i]);
-    std::vector<SideEvent> causes, effects;
-    if (!expand_side(s, name, r, cause_items, false, &causes)) r.ok = false;
-    if (!expand_side(s, name, r, effect_items, true, &effects)) r.ok = false;
-    const bool several = causes.size() > 1 || effects.size() > 1;
-    bool have_skew = false;
-    for (const Member* m : r.members) {
-      using K = Member::Kind;
-      if (m->kind == K::within && m->values.size() == 2) {
-        within = m;
-        auto lo = duration_of(s, m->values[0]);
-        auto hi = duration_of(s, m->values[1]);
-        if (lo) base.min_s = *lo;
-        if (hi) base.max_s = *hi;
-        if (lo && hi && *lo > *hi) {
-          s.diags.report(DiagId::inverted_window, m->range,
-                         "window " + m->values[0].text + " .. " + m->values[1].text +
-                             " is inverted (MIN > MAX)",
-                         allows);
-          r.ok = false;
-        } else if (lo && hi && *lo == *hi) {
-          s.diags.report(DiagId::empty_window, m->range,
-                         "window " + m->values[0].text + " .. " + m->values[1].text +
-                             " accepts a single exact delay",
-                         allows);
-        }
-      } else if (m->kind == K::skew && !m->values.empty()) {
-        if (auto d = duration_of(s, m->values[0])) {
-          have_skew = true;
-          if (*d < 0)
-            s.diags.report(DiagId::invalid_literal, m->values[0].range, "skew cannot be negative",
-                           allows);
-          base.skew_s = *d;
-        }
-      } else if (m->kind == K::strength && !m->values.empty()) {
-        auto v = parse_float(m->values[0].text);
-        if (!v) {
-          if (auto i = parse_int(m->values[0].text)) v = static_cast<double>(*i);
-        }
-        if (!v || !(*v > 0.0 && *v <= 1.0)) {
-          s.diags.report(DiagId::strength_range, m->values[0].range,
-                         "strength " + m->values[0].text + " is outside (0, 1]", allows);
-          r.ok = false;
-        } else {
-          base.strength = *v;
-        }
-      }
-    }
-    if (within == nullptr) {
-      auto& d = s.diags.report(DiagId::missing_statement, r.decl->name.range,
-                               "rule '" + name + "' has no `within MIN .. MAX`", allows);
-      DiagEngine::note(d, "the window bounds effect time minus cause time, e.g. within 0s .. 30s");
-      r.ok = false;
-    } else if (base.min_s < 0 && base.skew_s < -base.min_s) {
-      auto& d = s.diags.report(DiagId::negative_window, within->range,
-                               "window starts before the cause (" + within->values[0].text +
-                                   ") but the skew is only " + seconds_text(base.skew_s),
-                               allows);
-      DiagEngine::note(d, have_skew ? "raise `skew` to at least -MIN"
-                                    : "add `skew` of at least -MIN, or start the window at 0s");
-      r.ok = false;
-    }
-    // where: relations between the two events' devices, checked for every
-    // (cause, effect) pair the rule stands for.
-    for (const Member* m : r.members) {
-      if (m->kind != Member::Kind::where) continue;
-      for (const auto& rel : m->relations) {
-        RelationConstraint rc;
-        auto relv = relation_from_string(rel.rel.text);
-        if (!relv) {
-          bad_word(s, DiagId::unknown_relation, rel.rel, "relation",
-                   {"same", "same_host", "on", "below", "paired", "nvlink_peer", "serves",
-                    "attached", "uplink", "runs_on", "uses", "in", "same_job", "mounts", "any"},
-                   allows);
-          r.ok = false;
-          continue;
-        }
-        rc.rel = *relv;
-        bool refs_ok = true;
-        auto side = [&](const DevRef& d, DeviceRef* out) {
-          if (d.side.text == "cause") {
-            out->side = DeviceRef::Side::cause;
-          } else if (d.side.text == "effect") {
-            out->side = DeviceRef::Side::effect;
-          } else {
-            s.diags.report(DiagId::unknown_binding, d.side.range,
-                           "expected `cause` or `effect`, found '" + d.side.text + "'", allows);
-            refs_ok = false;
-            return;
-          }
-          out->binding = d.binding.text;
-          if (d.binding.text.empty()) return;
-          const auto& events = out->side == DeviceRef::Side::cause ? causes : effects;
-          for (const SideEvent& ev : events) {
-            if (!ev.info.known || ev.info.bindings.count(d.binding.text)) continue;
-            std::string who =
-                events.size() == 1 ? "'" + d.side.text + "'" : d.side.text + " '" + ev.name + "'";
-            auto& diag =
-                s.diags.report(DiagId::unknown_binding, d.binding.range,
-                               who + " has no device bound as '" + d.binding.text + "'", allows);
-            DiagEngine::note(diag, ev.info.decl->name.range,
-                             "bind one with `locate KIND by FIELD as " + d.binding.text +
-                                 "` in this declaration");
-            refs_ok = false;
-          }
-        };
-        side(rel.lhs, &rc.lhs);
-        side(rel.rhs, &rc.rhs);
-        if (!refs_ok) {
-          r.ok = false;
-          continue;
-        }
-        std::set<std::pair<DeviceKind, DeviceKind>> reported;
-        for (const SideEvent& c : causes) {
-          for (const SideEvent& e : effects) {
-            if (!c.info.known || !e.info.known) continue;
-            auto kind_for = [&](const DeviceRef& d) {
-              const EventInfo& ev = d.side == DeviceRef::Side::cause ? c.info : e.info;
-              if (!d.binding.empty()) {
-                auto b = ev.bindings.find(d.binding);
-                if (b != ev.bindings.end()) return b->second;
-              }
-              return ev.kind;
-            };
-            DeviceKind a = kind_for(rc.lhs), b = kind_for(rc.rhs);
-            if (relation_allows(rc.rel, a, b)) continue;
-            r.ok = false;
-            if (!reported.insert({a, b}).second) continue;
-            auto& d = s.diags.report(
-                DiagId::relation_kinds, rel.rel.range,
-                std::string("relation '") + to_string(rc.rel) + "' is not defined between " +
-                    to_string(a) + " (" + rel.lhs.side.text +
-                    (rel.lhs.binding.text.empty() ? "" : "." + rel.lhs.binding.text) + ") and " +
-                    to_string(b) + " (" + rel.rhs.side.text +
-                    (rel.rhs.binding.text.empty() ? "" : "." + rel.rhs.binding.text) + ")",
-                allows);
-            DiagEngine::note(d, std::string("'") + to_string(rc.rel) + "' relates " +
-                                    std::string(relation_info(rc.rel).kinds_text));
-            if (several)
-              DiagEngine::note(d, "for cause '" + c.name + "' and effect '" + e.name + "'");
-          }
-        }
-        base.where.push_back(rc);
-      }
-    }
-    // One compiled rule per pair. Names: RULE (one pair), RULE:EFFECT (one
-    // cause), RULE:CAUSE->EFFECT (several causes); all carry the rule's location.
-    for (const SideEvent& c : causes) {
-      for (const SideEvent& e : effects) {
-        Rule rule = base;
-        rule.cause = c.name;
-        rule.effect = e.name;
-        if (causes.size() > 1)
-          rule.name = name + ":" + c.name + "->" + e.name;
-        else if (effects.size() > 1)
-          rule.name = name + ":" + e.name;
-        r.rules.push_back(rule);
-        r.effect_ranges.push_back(e.item->range);
-      }
-    }
+    RuleCtx c{s, name, r, &r.allows, {}, {}, {}};
+    c.base.name = name;
+    c.base.loc = to_loc(r.decl->name.range);
+    if (!rule_sides(c)) continue;
+    rule_timing(c);
+    rule_where(c);
+    emit_rules(c);
   }
 }
 

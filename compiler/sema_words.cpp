@@ -186,7 +186,11 @@ const std::vector<std::string> kKinds = [] {
   for (const DeviceKindInfo& k : kDeviceKinds) v.emplace_back(k.name);
   return v;
 }();
-const std::vector<std::string> kTransports = {"kernel", "syslog", "journal", "app"};
+const std::vector<std::string> kTransports = [] {
+  std::vector<std::string> v;
+  for (const TransportInfo& t : kTransportWords) v.emplace_back(t.name);
+  return v;
+}();
 
 void bad_word(Sema& s, DiagId id, const Ident& w, const std::string& what,
               const std::vector<std::string>& valid, const std::set<std::string>* allows) {

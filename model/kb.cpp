@@ -15,26 +15,11 @@ std::optional<DeviceKind> device_kind_from_string(const std::string& s) {
 }
 
 const char* transport_name(Transport t) {
-  switch (t) {
-    case kTransportKernel:
-      return "kernel";
-    case kTransportSyslog:
-      return "syslog";
-    case kTransportJournal:
-      return "journal";
-    case kTransportApp:
-      return "app";
-    default:
-      return "any";
-  }
+  return transport_word(t).data();  // the table's words are string literals
 }
 
 std::optional<Transport> transport_from_string(const std::string& s) {
-  if (s == "kernel") return kTransportKernel;
-  if (s == "syslog") return kTransportSyslog;
-  if (s == "journal") return kTransportJournal;
-  if (s == "app") return kTransportApp;
-  return std::nullopt;
+  return transport_named(s);
 }
 
 const char* to_string(FieldType t) {

@@ -7,6 +7,12 @@
 //   3 envelope decoder (parse_envelope), one envelope a line
 //   4 compiled-KB artifact decoder (kb_from_cbor): a damaged or hostile
 //     artifact must be refused with an error, never crash
+//   5 the .rfx front end (parser + every semantic pass) without compiling
+//     patterns: CompileOptions::check_regex off (a cheap syntax scan instead
+//     of RE2/Hyperscan), no inline examples; the renderers too
+//   6 the event codec (parse_event_json): one JSON line an input, first byte =
+//     whether a KB / topology fills the gaps; what it reads must survive the
+//     lossless record round trip unchanged
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -17,12 +23,18 @@
 #include <vector>
 
 #include "reflex/artifact.h"
+#if REFLEX_FUZZ_TARGET == 5
+#include "reflex/compiler.h"
+#endif
+#if REFLEX_FUZZ_TARGET == 6
+#include "reflex/event_json.h"
+#endif
 #include "reflex/log_format.h"
 #include "reflex/log_record.h"
 #include "reflex/topology.h"
 
 #ifndef REFLEX_FUZZ_TARGET
-#error "REFLEX_FUZZ_TARGET must be 1..4"
+#error "REFLEX_FUZZ_TARGET must be 1..6"
 #endif
 
 namespace {
@@ -38,6 +50,26 @@ namespace {
   }();
   return *t;
 }
+
+#if REFLEX_FUZZ_TARGET == 6
+// Two signatures, one kernel-only, so a KB-filled kind/transport/clock path runs.
+const reflex::KnowledgeBase& codec_kb() {
+  static const reflex::KnowledgeBase kb = [] {
+    reflex::KnowledgeBase k;
+    reflex::Signature a;
+    a.name = "sig_kernel";
+    a.kind = reflex::DeviceKind::gpu;
+    a.sources = reflex::kTransportKernel;
+    a.fault_class = "gpu_hw";
+    reflex::Signature b;
+    b.name = "sig_any";
+    b.kind = reflex::DeviceKind::nic;
+    k.signatures = {a, b};
+    return k;
+  }();
+  return kb;
+}
+#endif
 
 template <typename Fn>
 void for_each_line(std::string_view rest, Fn fn) {
@@ -91,8 +123,39 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> bytes(data + skip, data + size);
   std::string err;
   (void)reflex::kb_from_cbor(bytes, &err);
+#elif REFLEX_FUZZ_TARGET == 5
+  reflex::CompileOptions o;
+  o.allow_imports = false;
+  o.check_regex = false;
+  o.check_examples = false;
+  o.max_file_bytes = 1 << 20;
+  const reflex::CompileResult r = reflex::compile_text("fuzz.rfx", std::string(in), o);
+  (void)reflex::render_diagnostics(r, reflex::DiagFormat::text);
+  (void)reflex::render_diagnostics(r, reflex::DiagFormat::json);
+  if (r.kb) (void)reflex::causal_graph_dot(*r.kb);
+#elif REFLEX_FUZZ_TARGET == 6
+  if (in.empty()) return 0;
+  const unsigned o = static_cast<unsigned char>(in[0]);
+  const reflex::KnowledgeBase* kb = (o & 1) ? &codec_kb() : nullptr;
+  const reflex::Topology* topo = (o & 2) ? &topology() : nullptr;
+  std::string err;
+  auto ev = reflex::parse_event_json(in.substr(1), &err, kb, topo);
+  if (!ev) return 0;
+  // The record is lossless: written, read and written again it is the same.
+  const std::string rec = reflex::event_to_record_json(*ev);
+  auto back = reflex::parse_event_json(rec, &err, kb, topo);
+  if (!back || reflex::event_to_record_json(*back) != rec) {
+    std::fprintf(stderr, "record round trip changed the event:\n%s\n", rec.c_str());
+    std::abort();
+  }
+  // The line form is read back as an event too.
+  const std::string line = reflex::EventLineWriter(kb).line(*ev);
+  if (!reflex::parse_event_json(line, &err, kb, topo)) {
+    std::fprintf(stderr, "written line not read back (%s):\n%s\n", err.c_str(), line.c_str());
+    std::abort();
+  }
 #else
-#error "REFLEX_FUZZ_TARGET must be 1..4"
+#error "REFLEX_FUZZ_TARGET must be 1..6"
 #endif
   return 0;
 }

@@ -1,6 +1,7 @@
 // The language's built-in vocabularies, each written once as a constexpr
-// table: device kinds (their words, aliases, id shapes, host-local flag) and
-// relations (which kinds each one relates). The compiler checks rules against
+// table: device kinds (their words, aliases, id shapes, host-local flag),
+// relations (which kinds each one relates), transports (`from WORD`) and the
+// kinds a field of each type can `locate`. The compiler checks rules against
 // them, the topology and ingest build and read device ids with them, and the
 // tools print them. docs/language.md §3 describes the same tables.
 #pragma once
@@ -152,5 +153,56 @@ static_assert([] {
     if (kind_in(vocab_detail::kHostLocal, k.kind) != k.host_local) return false;
   return true;
 }());
+
+// The transports a line arrives by, in bit order: the words of `from` and of
+// an example's source, transport_name() / transport_from_string().
+struct TransportInfo {
+  Transport transport;
+  std::string_view name;
+};
+inline constexpr std::array<TransportInfo, 4> kTransportWords = {{
+    {kTransportKernel, "kernel"},
+    {kTransportSyslog, "syslog"},
+    {kTransportJournal, "journal"},
+    {kTransportApp, "app"},
+}};
+static_assert([] {
+  unsigned all = 0;
+  for (const TransportInfo& t : kTransportWords) all |= t.transport;
+  return all == kTransportAny;
+}());
+
+constexpr std::optional<Transport> transport_named(std::string_view word) {
+  for (const TransportInfo& t : kTransportWords)
+    if (word == t.name) return t.transport;
+  return std::nullopt;
+}
+// The word of one transport; "any" for a mask of several (or none).
+constexpr std::string_view transport_word(Transport t) {
+  for (const TransportInfo& i : kTransportWords)
+    if (i.transport == t) return i.name;
+  return "any";
+}
+
+// `locate KIND by FIELD`: the kinds a field of each type can name, indexed by
+// FieldType. A BDF names a PCIe function (gpu, nic, pcie_port, nvswitch), an
+// int a GPU index or a rank, an IP a NIC or a host, a string any kind with a
+// name (not a PCIe port, which only a BDF names, nor a job); hex and float
+// values name no device.
+inline constexpr std::array<KindSet, 6> kLocateKinds = [] {
+  using namespace vocab_detail;
+  std::array<KindSet, 6> t{};
+  t[static_cast<size_t>(FieldType::int_)] = kinds(DK::gpu, DK::rank);
+  t[static_cast<size_t>(FieldType::bdf)] = kinds(DK::gpu, DK::nic, DK::pcie_port, DK::nvswitch);
+  t[static_cast<size_t>(FieldType::ip)] = kinds(DK::nic, DK::host);
+  t[static_cast<size_t>(FieldType::string)] =
+      static_cast<KindSet>(kAll & ~kinds(DK::pcie_port, DK::job));
+  return t;
+}();
+static_assert(static_cast<size_t>(FieldType::string) + 1 == kLocateKinds.size());
+
+constexpr bool locate_allows(FieldType t, DeviceKind k) {
+  return kind_in(kLocateKinds[static_cast<size_t>(t)], k);
+}
 
 }  // namespace reflex
