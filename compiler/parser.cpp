@@ -183,14 +183,14 @@ class CollectingListener : public antlr4::BaseErrorListener {
       } catch (...) {
       }
       // Soft keywords are names too: with a name expected, do not list them.
-      static const std::set<std::string> soft = {
-          "'by'",       "'as'",      "'then'",    "'lines'",   "'count'",      "'above'",
-          "'below'",    "'x'",       "'median'",  "'of'",      "'last'",       "'version'",
-          "'requires'", "'engine'",  "'extends'", "'root'",    "'no'",         "'event'",
-          "'rank'",     "'matches'", "'group'",   "'suspect'", "'background'", "'check'"};
+      // Which keywords are soft is the grammar's `name` rule (read from the
+      // ATN, so the list is written once, in Reflex.g4).
+      const antlr4::atn::ATN& atn = parser->getATN();
+      const antlr4::misc::IntervalSet name_tokens =
+          atn.nextTokens(atn.ruleToStartState[ReflexParser::RuleName]);
       bool name_expected = types.count(ReflexParser::ID) > 0;
       for (size_t t : types) {
-        if (name_expected && soft.count(parser->getVocabulary().getLiteralName(t))) continue;
+        if (name_expected && t != ReflexParser::ID && name_tokens.contains(t)) continue;
         expected.push_back(describe_token_type(parser->getVocabulary(), t));
       }
     }

@@ -67,12 +67,21 @@ std::string diag_signature(const Diagnosis& d) {
 // the rest by trigger time. A stray early symptom (an untimed line that
 // inherited a stale time, a peer's retry that could not be tied to the fault)
 // must not become the headline of the document just because it came first.
+const std::string kNoText;
+
 bool sort_diagnoses(const Diagnosis& a, const Diagnosis& b) {
   auto t = [](const Diagnosis& d) -> int64_t {
     if (d.trigger && d.trigger->time.wall) return *d.trigger->time.wall;
     return std::numeric_limits<int64_t>::max();
   };
   if (t(a) != t(b)) return t(a) < t(b);
+  // Same time (often: no time at all): by the trigger's device and line, so
+  // the order is the input's, not that of the incident ids' hash, which
+  // changes with the directory the input was read from.
+  auto where = [](const Diagnosis& d) {
+    return d.trigger ? std::tie(d.trigger->device, d.trigger->evidence) : std::tie(kNoText, kNoText);
+  };
+  if (where(a) != where(b)) return where(a) < where(b);
   return a.incident < b.incident;
 }
 
