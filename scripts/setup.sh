@@ -11,6 +11,7 @@ PACKAGES=(
   zlib1g-dev libarchive-dev ripgrep graphviz
   redis-server redis-tools libhiredis-dev prometheus-alertmanager prometheus
   libcpp-httplib-dev libsystemd-dev
+  clang clang-tidy clang-format libclang-rt-14-dev
 )
 
 missing=()
