@@ -79,7 +79,8 @@ bool sort_diagnoses(const Diagnosis& a, const Diagnosis& b) {
   // the order is the input's, not that of the incident ids' hash, which
   // changes with the directory the input was read from.
   auto where = [](const Diagnosis& d) {
-    return d.trigger ? std::tie(d.trigger->device, d.trigger->evidence) : std::tie(kNoText, kNoText);
+    return d.trigger ? std::tie(d.trigger->device, d.trigger->evidence)
+                     : std::tie(kNoText, kNoText);
   };
   if (where(a) != where(b)) return where(a) < where(b);
   return a.incident < b.incident;

@@ -210,6 +210,7 @@ class Reasoner {
                                 Topology::DeviceId* id) const;
   void ground();
   void hypothesise();
+  void judge_silent(size_t first);
   bool root_capable(uint32_t n) const;
   bool edge_valid(const GEdge& e) const {
     return nodes_[e.cause].hyp < 0 || hyps_[static_cast<size_t>(nodes_[e.cause].hyp)].valid;
@@ -925,12 +926,17 @@ void Reasoner::hypothesise() {
     Hyp& h = hyps_[static_cast<size_t>(nodes_[hn].hyp)];
     h.rival_roots = std::max(h.rival_roots, best);
   }
-  // Silent latents: the host logged nothing after the hypothesised time while
-  // its peers kept logging (judged against the peers, never "who logged least").
+  judge_silent(before);
+}
+
+// Silent latents: the host logged nothing after the hypothesised time while
+// its peers kept logging (judged against the peers, never "who logged least").
+// Hypotheses from index `first` on are judged.
+void Reasoner::judge_silent(size_t first) {
   int64_t skew = static_cast<int64_t>(o_.clock_skew_s * 1e6);
   std::vector<uint32_t> node_of_hyp(hyps_.size(), kNone);
   for (const auto& [key, hn] : hyp_node_) node_of_hyp[static_cast<size_t>(nodes_[hn].hyp)] = hn;
-  for (size_t i = before; i < hyps_.size(); ++i) {
+  for (size_t i = first; i < hyps_.size(); ++i) {
     Hyp& h = hyps_[i];
     if (!h.latent->silent) continue;
     // A host that logged the effect itself was alive after the cause: its
