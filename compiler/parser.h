@@ -1,5 +1,6 @@
 // Front end of one file: byte-level pre-checks, then ANTLR, then the AST.
-// ANTLR types never leave parser.cpp.
+// ANTLR types never leave the front end (parser.cpp, syntax_errors.cpp,
+// ast_builder.cpp; front_end.h is what they share).
 #pragma once
 
 #include "ast.h"

@@ -1,0 +1,63 @@
+// What the front end's three files share: parser.cpp (byte-level pre-checks,
+// then ANTLR), syntax_errors.cpp (token positions and the error listener that
+// words syntax errors) and ast_builder.cpp (parse tree -> AST). ANTLR types
+// never leave these files (parser.h is the front end's interface).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ReflexLexer.h"
+#include "ReflexParser.h"
+#include "antlr4-runtime.h"
+#include "ast.h"
+#include "diagnostics.h"
+
+namespace reflex::compiler {
+
+using rfxgen::ReflexLexer;
+using rfxgen::ReflexParser;
+
+// ---- token positions (syntax_errors.cpp) ----
+// Line/column (1-based, code points) of a byte offset.
+std::pair<int, int> line_col(const std::string& text, size_t offset);
+// Offset of the first invalid UTF-8 sequence, or npos.
+size_t invalid_utf8_at(const std::string& s);
+SrcRange token_range(const std::string& file, const antlr4::Token* t);
+std::string shorten(std::string s, size_t max = 24);
+
+// ---- the error listener (syntax_errors.cpp) ----
+struct TooManyErrors {};
+
+// Collects syntax errors as diagnostics with human wording. Errors on the
+// lexer's error tokens are skipped: those were reported precisely already.
+class CollectingListener : public antlr4::BaseErrorListener {
+ public:
+  CollectingListener(const std::string& file, DiagEngine& diags, int cap)
+      : file_(file), diags_(diags), cap_(cap) {}
+
+  void syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* offending, size_t line,
+                   size_t col, const std::string& msg, std::exception_ptr) override;
+
+  int count = 0;
+  std::vector<size_t> error_tokens;
+
+ private:
+  std::string humanize(antlr4::Recognizer* recognizer, antlr4::Token* offending,
+                       const std::string& msg);
+
+  const std::string& file_;
+  DiagEngine& diags_;
+  int cap_;
+  size_t last_token_ = static_cast<size_t>(-1);
+};
+
+// ---- parse tree -> AST (ast_builder.cpp) ----
+// The tree's declarations into file.decls; one containing a syntax error (a
+// parser error token, or a lexer error token) is kept for its name only.
+void build_decls(SourceFile& file, ReflexParser::FileContext* tree,
+                 const std::vector<antlr4::Token*>& all, std::vector<size_t> errs);
+
+}  // namespace reflex::compiler

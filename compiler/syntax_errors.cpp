@@ -1,0 +1,217 @@
+// Token positions and descriptions, and the listener that turns ANTLR's
+// syntax errors into diagnostics with human wording.
+#include <algorithm>
+#include <set>
+
+#include "front_end.h"
+
+namespace reflex::compiler {
+namespace {
+
+int utf8_len(const std::string& s) {
+  int n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// What a person calls each token.
+std::string describe_token_type(const antlr4::dfa::Vocabulary& voc, size_t type) {
+  switch (type) {
+    case ReflexParser::ID:
+      return "a name";
+    case ReflexParser::STRING:
+      return "a string";
+    case ReflexParser::TRIPLE_STRING:
+      return "a \"\"\"string\"\"\"";
+    case ReflexParser::REGEX:
+      return "a /regex/";
+    case ReflexParser::NUMBER:
+      return "a number";
+    case ReflexParser::DURATION:
+      return "a duration (e.g. 30s)";
+    case antlr4::Token::EOF:
+      return "end of file";
+    default:
+      break;
+  }
+  std::string lit = voc.getLiteralName(type);
+  if (!lit.empty()) return lit;
+  return voc.getDisplayName(type);
+}
+
+std::string describe_offending(const antlr4::Token* t) {
+  if (t == nullptr || t->getType() == antlr4::Token::EOF) return "end of file";
+  return "'" + shorten(t->getText()) + "'";
+}
+
+}  // namespace
+
+// Line/column (1-based, code points) of a byte offset.
+std::pair<int, int> line_col(const std::string& text, size_t offset) {
+  int line = 1, col = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      ++line;
+      col = 1;
+    } else if ((c & 0xC0) != 0x80) {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+// Offset of the first invalid UTF-8 sequence, or npos.
+size_t invalid_utf8_at(const std::string& s) {
+  size_t i = 0;
+  const size_t n = s.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len;
+    uint32_t cp;
+    if ((c & 0xE0) == 0xC0) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    if (i + len > n) return i;
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Overlong forms, surrogates and out-of-range code points are invalid.
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return i;
+    i += len;
+  }
+  return std::string::npos;
+}
+
+SrcRange token_range(const std::string& file, const antlr4::Token* t) {
+  SrcRange r;
+  r.file = file;
+  if (t == nullptr) return r;
+  r.line = static_cast<int>(t->getLine());
+  r.col = static_cast<int>(t->getCharPositionInLine()) + 1;
+  std::string text = t->getType() == antlr4::Token::EOF ? std::string() : t->getText();
+  size_t nl = text.find('\n');
+  if (nl != std::string::npos) text.resize(nl);
+  r.len = std::max(1, utf8_len(text));
+  return r;
+}
+
+std::string shorten(std::string s, size_t max) {
+  size_t nl = s.find('\n');
+  if (nl != std::string::npos) s = s.substr(0, nl) + "...";
+  if (s.size() > max) {
+    size_t cut = max;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    s = s.substr(0, cut) + "...";
+  }
+  return s;
+}
+
+void CollectingListener::syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* offending,
+                                     size_t line, size_t col, const std::string& msg,
+                                     std::exception_ptr /*unused*/) {
+  if (offending != nullptr) {
+    size_t t = offending->getType();
+    if (t == ReflexParser::UNTERMINATED_STRING || t == ReflexParser::UNTERMINATED_REGEX ||
+        t == ReflexParser::UNTERMINATED_TRIPLE_STRING || t == ReflexParser::BAD_CHAR)
+      return;
+    if (offending->getTokenIndex() == last_token_) return;  // one error per token
+    last_token_ = offending->getTokenIndex();
+    error_tokens.push_back(offending->getTokenIndex());
+  }
+  ++count;
+  if (count > cap_) {
+    SrcRange r = token_range(file_, offending);
+    diags_.report(DiagId::too_many_errors, r, "too many syntax errors in this file; stopping here");
+    throw TooManyErrors{};
+  }
+  SrcRange r = token_range(file_, offending);
+  if (!r.valid()) {
+    r.line = static_cast<int>(line);
+    r.col = static_cast<int>(col) + 1;
+  }
+  diags_.report(DiagId::syntax_error, r, humanize(recognizer, offending, msg));
+}
+
+std::string CollectingListener::humanize(antlr4::Recognizer* recognizer, antlr4::Token* offending,
+                                         const std::string& msg) {
+  auto* parser = dynamic_cast<antlr4::Parser*>(recognizer);
+  std::vector<std::string> expected;
+  std::set<size_t> types;
+  if (parser != nullptr) {
+    try {
+      for (auto t : parser->getExpectedTokens().toList()) {
+        if (t < 0) continue;
+        types.insert(static_cast<size_t>(t));
+      }
+    } catch (...) {
+    }
+    // Soft keywords are names too: with a name expected, do not list them.
+    // Which keywords are soft is the grammar's `name` rule (read from the
+    // ATN, so the list is written once, in Reflex.g4).
+    const antlr4::atn::ATN& atn = parser->getATN();
+    const antlr4::misc::IntervalSet name_tokens =
+        atn.nextTokens(atn.ruleToStartState[ReflexParser::RuleName]);
+    bool name_expected = types.count(ReflexParser::ID) > 0;
+    for (size_t t : types) {
+      if (name_expected && t != ReflexParser::ID && name_tokens.contains(t)) continue;
+      expected.push_back(describe_token_type(parser->getVocabulary(), t));
+    }
+  }
+  std::string found = describe_offending(offending);
+  // Targeted advice for common slips.
+  if (offending && offending->getText() == "=" && parser) {
+    for (auto* ctx = parser->getContext(); ctx != nullptr;
+         ctx = dynamic_cast<antlr4::ParserRuleContext*>(ctx->parent)) {
+      if (ctx->getRuleIndex() == ReflexParser::RuleCond ||
+          dynamic_cast<ReflexParser::WhenMemberContext*>(ctx) != nullptr)
+        return "unexpected '='; use '==' to compare";
+    }
+  }
+  if (types.count(ReflexParser::DURATION) && offending && offending->getType() == ReflexParser::ID)
+    return "expected a duration (e.g. 30s, 500ms, 10m), found " + found;
+  std::string want;
+  bool statement = false, declaration = false;
+  for (const auto& e : expected) {
+    if (e == "'match'") statement = true;
+    if (e == "'signature'") declaration = true;
+  }
+  if (declaration) {
+    want =
+        "a declaration (signature, rule, latent, group, pattern, class, test, import, "
+        "override)";
+  } else if (statement) {
+    want = "a statement (on, from, match, field, when, ..., or '->' in a rule)";
+    if (std::find(expected.begin(), expected.end(), "'}'") != expected.end()) want += " or '}'";
+  } else if (!expected.empty()) {
+    size_t n = std::min<size_t>(expected.size(), 6);
+    for (size_t i = 0; i < n; ++i) {
+      if (i) want += (i + 1 == n && expected.size() <= 6) ? " or " : ", ";
+      want += expected[i];
+    }
+    if (expected.size() > 6) want += ", ...";
+  }
+  if (msg.rfind("missing ", 0) == 0 && !want.empty())
+    return "expected " + want + " before " + found;
+  if (want.empty()) return "unexpected " + found;
+  return "unexpected " + found + "; expected " + want;
+}
+
+}  // namespace reflex::compiler
