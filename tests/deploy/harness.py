@@ -59,13 +59,21 @@ def spawn(args, **kw):
 
 
 def wait_for(pred, timeout, what, step=0.1):
+    """Polls pred until it is truthy. A connection refused or reset (OSError,
+    which urllib's URLError is) means "not yet": a server under a sanitizer
+    build may not be listening when the first poll comes."""
     end = time.time() + timeout
+    last = None
     while time.time() < end:
-        v = pred()
+        try:
+            v = pred()
+        except OSError as e:
+            v, last = None, e
         if v:
             return v
         time.sleep(step)
-    raise AssertionError("timed out after %.0fs waiting for %s" % (timeout, what))
+    raise AssertionError("timed out after %.0fs waiting for %s%s" %
+                         (timeout, what, " (last error: %s)" % last if last else ""))
 
 
 def check(cond, msg):
