@@ -94,6 +94,7 @@ struct Member {
     near_miss,
     allow,
     silent,
+    quorum,
     suspect,
     background,
     check,

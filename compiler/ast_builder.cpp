@@ -381,6 +381,17 @@ class Builder {
       m.kind = K::silent;
       return true;
     }
+    if (auto* c = dynamic_cast<P::QuorumMemberContext*>(b)) {
+      m.kind = K::quorum;
+      for (antlr4::Token* t : c->QV) {
+        Value v;
+        v.kind = Value::Kind::number;
+        v.text = t->getText();
+        v.range = tok(t);
+        m.values.push_back(std::move(v));
+      }
+      return true;
+    }
     if (dynamic_cast<P::SuspectMemberContext*>(b)) {
       m.kind = K::suspect;
       return true;

@@ -116,6 +116,8 @@ constexpr DiagDef kDefs[] = {
    "A `group` lists itself, directly or through other groups; groups must expand to a finite set of events."},
   {DiagId::empty_group, "E054", E, "", "empty group",
    "A `group` needs at least one member: a rule naming it would stand for no rule at all."},
+  {DiagId::quorum_range, "E055", E, "", "quorum out of range",
+   "`quorum N` needs a whole number of devices >= 2 (one device is no common mode); `quorum P%` a share in (0%, 100%]; at most one of each."},
   {DiagId::unused_import, "W001", W, "unused-import", "unused import",
    "Nothing declared in the imported file is used by the importing file."},
   {DiagId::ambiguous_match, "W002", W, "ambiguous-match", "two signatures match one line",
@@ -162,12 +164,18 @@ constexpr bool table_in_order() {
 }
 static_assert(table_in_order(), "diagnostic table out of sync with DiagId");
 
-int sev_rank(DiagSeverity s) { return s == DiagSeverity::error ? 0 : (s == DiagSeverity::warning ? 1 : 2); }
+int sev_rank(DiagSeverity s) {
+  return s == DiagSeverity::error ? 0 : (s == DiagSeverity::warning ? 1 : 2);
+}
 
 }  // namespace
 
-const DiagDef& diag_def(DiagId id) { return kDefs[static_cast<size_t>(id)]; }
-bool diag_table_consistent() { return table_in_order(); }
+const DiagDef& diag_def(DiagId id) {
+  return kDefs[static_cast<size_t>(id)];
+}
+bool diag_table_consistent() {
+  return table_in_order();
+}
 
 SourceLoc to_loc(const SrcRange& r) {
   SourceLoc l;
@@ -190,7 +198,11 @@ void DiagEngine::add_source(const std::string& file, const std::string& text) {
     // byte, so columns stay put.
     for (size_t i = 0; i < line.size();) {
       unsigned char c = static_cast<unsigned char>(line[i]);
-      size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+      size_t len = c < 0x80             ? 1
+                   : (c & 0xE0) == 0xC0 ? 2
+                   : (c & 0xF0) == 0xE0 ? 3
+                   : (c & 0xF8) == 0xF0 ? 4
+                                        : 0;
       bool ok = len > 0 && i + len <= line.size();
       for (size_t k = 1; ok && k < len; ++k)
         ok = (static_cast<unsigned char>(line[i + k]) & 0xC0) == 0x80;
@@ -212,7 +224,8 @@ Diagnostic& DiagEngine::report(DiagId id, const SrcRange& at, std::string messag
   DiagSeverity sev = def.severity;
   if (sev == DiagSeverity::warning) {
     std::string name = def.name;
-    bool disabled = options_.disabled_warnings.count(name) && !options_.enabled_warnings.count(name);
+    bool disabled =
+        options_.disabled_warnings.count(name) && !options_.enabled_warnings.count(name);
     if (disabled || (allows && allows->count(name))) {
       scratch_ = Diagnostic{};
       return scratch_;
@@ -261,7 +274,8 @@ std::vector<Diagnostic> DiagEngine::take() {
   diags_.clear();
   for (auto& d : out) {
     auto it = lines_.find(d.loc.file);
-    if (it != lines_.end() && d.loc.line >= 1 && static_cast<size_t>(d.loc.line) <= it->second.size())
+    if (it != lines_.end() && d.loc.line >= 1 &&
+        static_cast<size_t>(d.loc.line) <= it->second.size())
       d.source_line = it->second[static_cast<size_t>(d.loc.line - 1)];
     else
       d.length = 0;  // no source text to show (e.g. a file too large to read)
@@ -304,7 +318,8 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
   auto squash = [](const std::string& s) {
     std::string o;
     for (char ch : s)
-      if (ch != '_' && ch != '-') o += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (ch != '_' && ch != '-')
+        o += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     return o;
   };
   const std::string w = squash(word);
@@ -312,7 +327,8 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
     size_t d = edit_distance(word, c);
     // `xid_79` for `xid79_fallen_off_bus`: the word, without separators, starts the name.
     const std::string sc = squash(c);
-    if (w.size() >= 3 && sc.size() > w.size() && sc.compare(0, w.size(), w) == 0) d = std::min<size_t>(d, 1);
+    if (w.size() >= 3 && sc.size() > w.size() && sc.compare(0, w.size(), w) == 0)
+      d = std::min<size_t>(d, 1);
     if (d < best_d || (d == best_d && c < best)) {
       best_d = d;
       best = c;
@@ -330,9 +346,12 @@ namespace reflex {
 
 const char* to_string(DiagSeverity s) {
   switch (s) {
-    case DiagSeverity::note: return "note";
-    case DiagSeverity::warning: return "warning";
-    case DiagSeverity::error: return "error";
+    case DiagSeverity::note:
+      return "note";
+    case DiagSeverity::warning:
+      return "warning";
+    case DiagSeverity::error:
+      return "error";
   }
   return "error";
 }

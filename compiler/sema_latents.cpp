@@ -16,6 +16,42 @@ namespace fs = std::filesystem;
 using DK = DeviceKind;
 
 // ---- latents ----
+
+// `quorum N`, `quorum P%`, `quorum N and P%` (one of each at most).
+static bool lower_quorum(Sema& s, const Member& m, Latent* l, const std::set<std::string>* allows) {
+  bool ok = true;
+  for (const Value& v : m.values) {
+    const bool share = !v.text.empty() && v.text.back() == '%';
+    const std::string num = share ? v.text.substr(0, v.text.size() - 1) : v.text;
+    char* end = nullptr;
+    const double x = std::strtod(num.c_str(), &end);
+    const bool parsed = end && *end == '\0' && !num.empty();
+    if (share) {
+      if (!parsed || !(x > 0 && x <= 100) || l->quorum_share > 0) {
+        s.diags.report(DiagId::quorum_range, v.range,
+                       l->quorum_share > 0 ? "quorum share given twice"
+                                           : "quorum share " + v.text + " is not in (0%, 100%]",
+                       allows);
+        ok = false;
+        continue;
+      }
+      l->quorum_share = x / 100.0;
+    } else {
+      if (!parsed || x < 2 || x != std::floor(x) || x > 1e6 || l->quorum_devices > 0) {
+        s.diags.report(DiagId::quorum_range, v.range,
+                       l->quorum_devices > 0
+                           ? "quorum device count given twice"
+                           : "quorum " + v.text + " is not a whole number of devices >= 2",
+                       allows);
+        ok = false;
+        continue;
+      }
+      l->quorum_devices = static_cast<int>(x);
+    }
+  }
+  return ok;
+}
+
 void pass_latents(Sema& s) {
   for (auto& [name, r] : s.latent_defs) {
     if (r.decl->broken) {
@@ -68,6 +104,9 @@ void pass_latents(Sema& s) {
           break;
         case K::silent:
           l.silent = true;
+          break;
+        case K::quorum:
+          if (!lower_quorum(s, *m, &l, &r.allows)) r.ok = false;
           break;
         default:
           break;

@@ -272,6 +272,7 @@ bool allowed_in(const Decl& d, Member::Kind k) {
         case K::action:
         case K::remediation:
         case K::silent:
+        case K::quorum:
         case K::allow:
         case K::check:
           return true;

@@ -62,6 +62,8 @@ std::string member_keyword(Member::Kind k) {
       return "allow";
     case K::silent:
       return "silent";
+    case K::quorum:
+      return "quorum";
     case K::suspect:
       return "suspect";
     case K::background:

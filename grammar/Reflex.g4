@@ -55,6 +55,7 @@ memberBody
   | 'near_miss' STRING ('from' name)?                                   # nearMissMember
   | 'allow' (name | WARNING_NAME)                                       # allowMember
   | 'silent'                                                            # silentMember
+  | 'quorum' QV+=(NUMBER | PERCENT) ('and' QV+=(NUMBER | PERCENT))?      # quorumMember
   | 'suspect'                                                           # suspectMember
   | 'background'                                                        # backgroundMember
   | name (',' name)* '->' name (',' name)*                             # causeMember
@@ -126,6 +127,7 @@ name
   | 'by' | 'as' | 'then' | 'lines' | 'count' | 'above' | 'below' | 'x' | 'median' | 'of' | 'last'
   | 'version' | 'requires' | 'engine' | 'extends' | 'root' | 'no' | 'event' | 'rank'
   | 'matches' | 'group' | 'suspect' | 'background' | 'check' | 'evicts'
+  | 'quorum'
   ;
 
 // ---- lexer ----
@@ -134,6 +136,7 @@ TRIPLE_STRING : '"""' TRIPLE_BODY* '"""' ;
 STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* '"' ;
 REGEX : '/' (~[/\\\r\n] | '\\' ~[\r\n])+ '/' ;
 DURATION : '-'? DIGITS ('.' DIGITS)? ('ms' | 's' | 'm' | 'h' | 'd') ;
+PERCENT : DIGITS ('.' DIGITS)? '%' ;
 NUMBER : '-'? '0x' [0-9a-fA-F]+ | '-'? DIGITS ('.' DIGITS)? ;
 ID : [A-Za-z_] [A-Za-z0-9_]* ;
 // Warning names are hyphenated (`allow ambiguous-match`), like clang's.

@@ -29,7 +29,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Baseline, field, factor, window,
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Example, line, source, expect, loc)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Latent, name, loc, kind, fault_class, severity,
                                                 nature, description, action, remediation, check,
-                                                silent)
+                                                silent, quorum_devices, quorum_share)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceRef, side, binding)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RelationConstraint, lhs, rel, rhs)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Rule, name, loc, cause, effect, where, min_s, max_s,

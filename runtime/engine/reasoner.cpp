@@ -43,7 +43,8 @@ struct Hyp {
   int64_t t_est = kNoWall;  // latest time consistent with every effect
   bool valid = true;
   bool silent_unknown = false;
-  int rival_roots = 0;  // distinct devices of the observed root candidates it explains
+  int rival_roots = 0;   // distinct devices of the observed root candidates it explains
+  size_t quorum_of = 0;  // with a quorum share: the devices the share was taken of
 };
 
 struct GNode {
@@ -209,7 +210,16 @@ class Reasoner {
   const std::string* resolve_id(const DeviceRef& ref, uint32_t cause_ev, uint32_t effect_ev,
                                 Topology::DeviceId* id) const;
   void ground();
+  struct LatentRequest {
+    uint32_t n;
+    const Rule* r;
+    bool rival;  // n is an observed root candidate the latent would rival
+  };
   void hypothesise();
+  void link_hypothesis(uint32_t hn, uint32_t n, const Rule* r, bool rival);
+  size_t quorum_population(const std::string& dev, const std::vector<LatentRequest>& reqs);
+  void hypothesise_group(const Latent& lat, const std::string& dev,
+                         const std::vector<LatentRequest>& reqs);
   void judge_silent(size_t first);
   bool root_capable(uint32_t n) const;
   bool edge_valid(const GEdge& e) const {
@@ -846,20 +856,12 @@ uint32_t Reasoner::hyp_node(const Latent* lat, const std::string& dev) {
 
 void Reasoner::hypothesise() {
   size_t before = hyps_.size();
-  auto link = [&](uint32_t hn, uint32_t n, const Rule* r, bool rival) {
-    add_edge(hn, n, r, false, rival);
-    Hyp& h = hyps_[static_cast<size_t>(nodes_[hn].hyp)];
-    const Rec& er = ix_.rec(nodes_[n].ev);
-    if (er.has_wall()) {
-      int64_t t = er.lo - static_cast<int64_t>(r->min_s * 1e6);
-      h.t_est = h.t_est == kNoWall ? t : std::min(h.t_est, t);
-    }
-  };
   // Observed root candidates a latent could also explain, per (latent, device):
   // the latent competes with them only when it explains two or more at once.
+  // A latent with a quorum (common mode) is grouped the same way for every
+  // effect, explained or not, and needs its quorum of devices.
   std::unordered_set<uint32_t> root_set(roots_.begin(), roots_.end());
-  std::map<std::pair<std::string, std::string>, std::vector<std::pair<uint32_t, const Rule*>>>
-      rivals;
+  std::map<std::pair<std::string, std::string>, std::vector<LatentRequest>> grouped;
   std::map<std::string, const Latent*> latent_of;
   for (auto& [n, r] : latent_requests_) {
     bool rival = grounded_[n] != 0;
@@ -872,61 +874,112 @@ void Reasoner::hypothesise() {
     auto cands = latent_devices(n, *r, *lat);
     if (!cands) continue;
     for (auto& d : *cands) {
-      if (rival) {
-        rivals[{lat->name, d}].push_back({n, r});
+      if (rival || lat->has_quorum()) {
+        grouped[{lat->name, d}].push_back({n, r, rival});
         latent_of[lat->name] = lat;
         continue;
       }
       uint32_t hn = hyp_node(lat, d);
-      if (hn != kNone) link(hn, n, r, false);
+      if (hn != kNone) link_hypothesis(hn, n, r, false);
     }
   }
-  // One latent time must fit every rival's rule window: take the time point
-  // that the most distinct effect devices agree on.
-  for (auto& [key, reqs] : rivals) {
-    if (reqs.size() < 2) continue;
-    struct Span {
-      int64_t lo, hi;
-      uint32_t dev;
-    };
-    std::vector<Span> spans;
-    for (auto& [n, r] : reqs) {
-      const Rec& er = ix_.rec(nodes_[n].ev);
-      Span sp{std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), er.device};
-      if (er.has_wall()) {
-        double sk = r->skew_s + o_.clock_skew_s;
-        sp.lo = er.lo - static_cast<int64_t>((r->max_s + sk) * 1e6);
-        sp.hi = er.hi - static_cast<int64_t>((r->min_s - sk) * 1e6);
-      }
-      spans.push_back(sp);
-    }
-    constexpr size_t kMaxRivals = 2000;  // quadratic below; beyond this the rest are ignored
-    if (spans.size() > kMaxRivals) {
-      spans.resize(kMaxRivals);
-      truncated_ = true;
-    }
-    int best = 0;
-    int64_t best_t = 0;
-    for (auto& p : spans) {
-      std::set<uint32_t> devs;
-      for (auto& q : spans)
-        if (q.lo <= p.lo && p.lo <= q.hi) devs.insert(q.dev);
-      int k = static_cast<int>(devs.size());
-      if (k > best) {
-        best = k;
-        best_t = p.lo;
-      }
-    }
-    if (best < 2) continue;
-    uint32_t hn = hyp_node(latent_of[key.first], key.second);
-    if (hn == kNone) continue;
-    for (size_t i = 0; i < spans.size(); ++i)
-      if (spans[i].lo <= best_t && best_t <= spans[i].hi)
-        link(hn, reqs[i].first, reqs[i].second, true);
-    Hyp& h = hyps_[static_cast<size_t>(nodes_[hn].hyp)];
-    h.rival_roots = std::max(h.rival_roots, best);
-  }
+  for (auto& [key, reqs] : grouped) hypothesise_group(*latent_of[key.first], key.second, reqs);
   judge_silent(before);
+}
+
+void Reasoner::link_hypothesis(uint32_t hn, uint32_t n, const Rule* r, bool rival) {
+  add_edge(hn, n, r, false, rival);
+  Hyp& h = hyps_[static_cast<size_t>(nodes_[hn].hyp)];
+  const Rec& er = ix_.rec(nodes_[n].ev);
+  if (er.has_wall()) {
+    int64_t t = er.lo - static_cast<int64_t>(r->min_s * 1e6);
+    h.t_est = h.t_est == kNoWall ? t : std::min(h.t_est, t);
+  }
+}
+
+// The devices a quorum's share is taken of: for each rule of the requests,
+// the devices of the effects' kind that its cause-effect relation places
+// with `dev` as the cause (`effect in cause`: the GPUs of the host).
+size_t Reasoner::quorum_population(const std::string& dev, const std::vector<LatentRequest>& reqs) {
+  std::set<std::pair<const Rule*, DeviceKind>> seen;
+  std::set<std::string> pop;
+  for (const LatentRequest& q : reqs) {
+    auto info = topo_.device(ix_.ev(nodes_[q.n].ev).device);
+    if (!info || !seen.insert({q.r, info->kind}).second) continue;
+    for (const RelationConstraint& c : q.r->where) {
+      const bool lc = c.lhs.side == DeviceRef::Side::cause && c.lhs.binding.empty();
+      const bool rc = c.rhs.side == DeviceRef::Side::cause && c.rhs.binding.empty();
+      const bool le = c.lhs.side == DeviceRef::Side::effect && c.lhs.binding.empty();
+      const bool re = c.rhs.side == DeviceRef::Side::effect && c.rhs.binding.empty();
+      if (!((lc && re) || (le && rc)) || c.rel == Relation::any) continue;
+      for (auto& d : topo_.related_devices(c.rel, dev, le, info->kind, kMaxDevices)) pop.insert(d);
+      break;
+    }
+  }
+  return pop.size();
+}
+
+// One latent time must fit every request's rule window: take the time point
+// that the most distinct effect devices agree on; hypothesise when they are
+// at least the latent's quorum (two for a rival of observed roots).
+void Reasoner::hypothesise_group(const Latent& lat, const std::string& dev,
+                                 const std::vector<LatentRequest>& reqs) {
+  if (reqs.size() < 2) return;
+  struct Span {
+    int64_t lo, hi;
+    uint32_t dev;
+  };
+  std::vector<Span> spans;
+  for (const LatentRequest& q : reqs) {
+    const Rec& er = ix_.rec(nodes_[q.n].ev);
+    Span sp{std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), er.device};
+    if (er.has_wall()) {
+      double sk = q.r->skew_s + o_.clock_skew_s;
+      sp.lo = er.lo - static_cast<int64_t>((q.r->max_s + sk) * 1e6);
+      sp.hi = er.hi - static_cast<int64_t>((q.r->min_s - sk) * 1e6);
+    }
+    spans.push_back(sp);
+  }
+  constexpr size_t kMaxRivals = 2000;  // quadratic below; beyond this the rest are ignored
+  if (spans.size() > kMaxRivals) {
+    spans.resize(kMaxRivals);
+    truncated_ = true;
+  }
+  int best = 0;
+  int64_t best_t = 0;
+  for (auto& p : spans) {
+    std::set<uint32_t> devs;
+    for (auto& q : spans)
+      if (q.lo <= p.lo && p.lo <= q.hi) devs.insert(q.dev);
+    int k = static_cast<int>(devs.size());
+    // Ties go to the earliest point: the onset, whatever the request order.
+    if (k > best || (k == best && p.lo < best_t)) {
+      best = k;
+      best_t = p.lo;
+    }
+  }
+  int need = std::max(2, lat.quorum_devices);
+  size_t pop = 0;
+  if (lat.quorum_share > 0) {
+    pop = quorum_population(dev, reqs);
+    need = std::max(
+        need, static_cast<int>(std::ceil(lat.quorum_share * static_cast<double>(pop) - 1e-9)));
+  }
+  if (best < need) {
+    if (lat.has_quorum() && best >= 2)
+      note("latent " + lat.name + " on " + dev + " was not hypothesised: " + std::to_string(best) +
+           (pop ? " of " + std::to_string(pop) : std::string()) +
+           " devices show its effects at once, its quorum needs " + std::to_string(need));
+    return;
+  }
+  uint32_t hn = hyp_node(&lat, dev);
+  if (hn == kNone) return;
+  for (size_t i = 0; i < spans.size(); ++i)
+    if (spans[i].lo <= best_t && best_t <= spans[i].hi)
+      link_hypothesis(hn, reqs[i].n, reqs[i].r, reqs[i].rival);
+  Hyp& h = hyps_[static_cast<size_t>(nodes_[hn].hyp)];
+  h.rival_roots = std::max(h.rival_roots, best);
+  if (pop) h.quorum_of = pop;
 }
 
 // Silent latents: the host logged nothing after the hypothesised time while
@@ -1165,6 +1218,12 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
              (h.host.empty() ? h.device : h.host) + " logged nothing after " + t +
              " while its peers kept logging" +
              (h.silent_unknown ? " (its lines without wall time could not be compared)" : ""));
+      else if (h.latent->has_quorum())
+        note("hypothesised " + h.latent->name + " on " + h.device +
+             ": it has no log line of its own; one mechanism for the same fault on " +
+             std::to_string(h.rival_roots) +
+             (h.quorum_of ? " of the " + std::to_string(h.quorum_of) + " devices" : " devices") +
+             " it reaches, within one rule window (common mode: its quorum is met)");
       else if (h.rival_roots >= 2)
         note("hypothesised " + h.latent->name + " on " + h.device +
              ": it has no log line of its own; it explains " + std::to_string(h.rival_roots) +

@@ -297,6 +297,14 @@ bool kernel_capture_command(std::string_view cmd) {
 }
 
 // "[Mar 05 2024 10:11:12]" (NVIDIA Fabric Manager).
+// "[2026-03-05 10:11:12]" or "[<RFC 3339>]": the length up to and including "]", or 0.
+size_t bracket_iso(std::string_view s, Civil* c) {
+  if (s.size() <= 21 || s[0] != '[' || !is_digit(s[1])) return 0;
+  size_t n = parse_iso(s.substr(1), c);
+  if (n == 0 || n + 1 >= s.size() || s[n + 1] != ']') return 0;
+  return n + 2;
+}
+
 size_t fm_time(std::string_view s, Civil* c) {
   if (s.size() < 22 || s[0] != '[') return 0;
   c->month = month_abbrev(s.substr(1));
@@ -1154,13 +1162,26 @@ bool LineParserImpl::bracket_line(std::string_view raw, LogRecord* out, std::str
     known_format = true;
   } else if (rank_prefix(raw, &r)) {
     known_format = true;  // handled by app_prefixes below
-  } else if (raw.size() > 21 && is_digit(raw[1]) && (n = parse_iso(raw.substr(1), &c)) &&
-             n + 1 < raw.size() && raw[n + 1] == ']') {
+  } else if ((n = bracket_iso(raw, &c))) {
     set_civil(c, true, out);
-    msg = ltrim(raw.substr(n + 2));
+    msg = ltrim(raw.substr(n));
     known_format = true;
   }
   return known_format;
+}
+
+// " [2024-08-01 09:44:55] iteration 1/ 5 | ...": Megatron-LM's training_log
+// starts its line with a space and a bracketed local time.
+bool LineParserImpl::indented_bracket_iso(std::string_view raw, LogRecord* out,
+                                          std::string_view* msg) {
+  size_t lead = raw.find_first_not_of(' ');
+  if (lead == std::string_view::npos || lead > 4) return false;
+  Civil c;
+  size_t n = bracket_iso(raw.substr(lead), &c);
+  if (!n) return false;
+  set_civil(c, true, out);
+  *msg = ltrim(raw.substr(lead + n));
+  return true;
 }
 
 // "<PRI>...": RFC 5424, dmesg -r, RFC 3164 with a priority.
@@ -1393,7 +1414,7 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
   } else if (is_digit(c0)) {
     known_format = digit_line(raw, out, &msg, &skip);
   } else if (c0 == ' ') {
-    if (sel_line(raw, out, &msg)) known_format = true;
+    known_format = sel_line(raw, out, &msg) || indented_bracket_iso(raw, out, &msg);
   } else if (is_alpha(c0)) {
     known_format = alpha_line(raw, out, &msg, &skip);
   }

@@ -41,6 +41,7 @@ class LineParserImpl {
   bool begin_line(std::string_view* raw, uint64_t line_no, LogRecord* out);
   bool skip_non_log(std::string_view raw);
   bool bracket_line(std::string_view raw, LogRecord* out, std::string_view* msg);
+  bool indented_bracket_iso(std::string_view raw, LogRecord* out, std::string_view* msg);
   bool priority_line(std::string_view raw, LogRecord* out, std::string_view* msg);
   bool digit_line(std::string_view raw, LogRecord* out, std::string_view* msg, bool* skip);
   bool alpha_line(std::string_view raw, LogRecord* out, std::string_view* msg, bool* skip);

@@ -996,3 +996,92 @@ TEST(Engine, EvictionFollowsTheDeclaredNature) {
     }
   }
 }
+
+// ---- common mode: a latent with a quorum (docs/language.md §7.1) ----
+namespace {
+// Every GPU of a host throttling at once is one fault of the host; each
+// throttle is a root candidate of its own (it has a class).
+KbBuilder quorum_kb(int devices, double share) {
+  KbBuilder b;
+  b.sig("t_throttle", DeviceKind::gpu, "thermal_power", Severity::major);
+  b.sig("t_slow", DeviceKind::job, "", Severity::minor, SymptomKind::slowdown);
+  Latent& l = b.latent("t_host_power", DeviceKind::host, "thermal_power", /*silent=*/false);
+  l.quorum_devices = devices;
+  l.quorum_share = share;
+  b.rule("t_host_power", "t_throttle", {W("effect", Relation::on, "cause")}, 0, 600, 0.8, 60);
+  b.rule("t_throttle", "t_slow", {W("cause", Relation::in, "effect")}, -600, 7200, 0.8, 600);
+  return b;
+}
+
+// GPUs `gpus` of node-1 throttle at 100 s (+0.1 s each); the job slows later.
+std::vector<Event> throttle_events(const std::vector<int>& gpus) {
+  std::vector<Event> v;
+  for (size_t i = 0; i < gpus.size(); ++i)
+    v.push_back(ev("t_throttle", gpu(1, gpus[i]), DeviceKind::gpu, "node-1",
+                   100 + 0.1 * static_cast<double>(i), "node-1/app"));
+  v.push_back(ev("t_slow", "job/job-1", DeviceKind::job, "node-0", 130, "node-0/app"));
+  return v;
+}
+}  // namespace
+
+TEST(Engine, QuorumMetNamesTheParentAndDiscountsItsMembers) {
+  auto b = quorum_kb(2, 0.75);
+  auto t = topo(topo_json(2, {{"job-1", {0, 1}}}));
+  auto ds = diagnose_events(b.kb, *t, throttle_events({0, 1, 2, 3, 4, 5, 6}));  // 7 of 8
+  ASSERT_EQ(ds.size(), 1u);
+  ASSERT_FALSE(ds[0].root_causes.empty());
+  auto& r = ds[0].root_causes[0];
+  EXPECT_EQ(r.device, "node-1");
+  EXPECT_TRUE(r.latent);
+  EXPECT_EQ(r.event, "t_host_power");
+  ASSERT_EQ(r.chain.size(), 3u);  // host -> throttle -> slowdown
+  for (auto& alt : ds[0].root_causes) {
+    if (alt.latent) continue;
+    EXPECT_LT(alt.score, r.score) << alt.device;
+  }
+  bool noted = false;
+  for (auto& n : ds[0].notes) noted = noted || n.find("common mode") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(Engine, QuorumShareNotMetKeepsTheGpusAndSaysWhy) {
+  // 5 of 8 GPUs: at least 2 devices, but under 75% of the host's GPUs.
+  auto b = quorum_kb(2, 0.75);
+  auto t = topo(topo_json(2, {{"job-1", {0, 1}}}));
+  auto ds = diagnose_events(b.kb, *t, throttle_events({0, 1, 2, 3, 4}));
+  ASSERT_EQ(ds.size(), 1u);
+  ASSERT_FALSE(ds[0].root_causes.empty());
+  for (auto& r : ds[0].root_causes) EXPECT_FALSE(r.latent) << r.device;
+  EXPECT_EQ(ds[0].root_causes[0].device.rfind("node-1/gpu", 0), 0u);
+  bool noted = false;
+  for (auto& n : ds[0].notes)
+    noted = noted || n.find("5 of 8 devices show its effects at once, its quorum needs 6") !=
+                         std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(Engine, QuorumCountAloneWithoutShare) {
+  // `quorum 3`: two GPUs are not enough, three are, whatever the host's size.
+  auto b = quorum_kb(3, 0);
+  auto t = topo(topo_json(2, {{"job-1", {0, 1}}}));
+  auto two = diagnose_events(b.kb, *t, throttle_events({0, 5}));
+  ASSERT_EQ(two.size(), 1u);
+  for (auto& r : two[0].root_causes) EXPECT_FALSE(r.latent) << r.device;
+  auto three = diagnose_events(b.kb, *t, throttle_events({0, 5, 7}));
+  ASSERT_EQ(three.size(), 1u);
+  ASSERT_FALSE(three[0].root_causes.empty());
+  EXPECT_EQ(three[0].root_causes[0].device, "node-1");
+}
+
+TEST(Engine, QuorumNeedsOneTimePoint) {
+  // All 8 GPUs, but half of them an hour later: no onset fits the 10 min window for 6.
+  auto b = quorum_kb(2, 0.75);
+  auto t = topo(topo_json(2, {{"job-1", {0, 1}}}));
+  auto v = throttle_events({0, 1, 2, 3});
+  for (int g = 4; g < 8; ++g)
+    v.push_back(ev("t_throttle", gpu(1, g), DeviceKind::gpu, "node-1", 3700 + g, "node-1/app"));
+  auto ds = diagnose_events(b.kb, *t, v);
+  ASSERT_FALSE(ds.empty());
+  for (auto& d : ds)
+    for (auto& r : d.root_causes) EXPECT_FALSE(r.latent) << r.device;
+}

@@ -494,6 +494,23 @@ std::vector<Row> context_rows() {
     r.msg = "pcieport 0000:17:00.0: AER: Uncorrected (Fatal) error received: 0000:17:00.0";
     v.push_back(r);
   }
+  {  // Megatron-LM training_log: f" [{datetime.now().strftime('%Y-%m-%d %H:%M:%S')}]"
+     // (megatron/training/training.py); real line from a public NeMo/Megatron
+     // how-to (pretrain.sh output), zone-less local time
+    Row r = row("megatron_indented_bracket",
+                " [2024-08-01 09:44:55] iteration        1/       5 | consumed samples:           "
+                "32 | elapsed time per iteration (ms): 3902.7 |");
+    r.wall = "2024-08-01T09:44:55.000000Z";
+    r.msg =
+        "iteration        1/       5 | consumed samples:           32 | elapsed time per "
+        "iteration (ms): 3902.7 |";
+    v.push_back(r);
+  }
+  {  // near-miss (invented): an indented continuation with a bracket is no time
+    Row r = row("near_miss_indented_bracket", "     [<ffffffffc0a1b2c3>] nv_kthread_q+0x10/0x20");
+    r.msg = "     [<ffffffffc0a1b2c3>] nv_kthread_q+0x10/0x20";
+    v.push_back(r);
+  }
   {  // journalctl -o short-precise
     Row r = row("journal_short_precise", "Mar 05 10:11:12.654321 node-0017 kernel: " + kAer);
     r.year = 2024;

@@ -172,6 +172,12 @@ struct Latent {
   std::string remediation;
   std::string check;
   bool silent = false;  // requires the device's host to have gone quiet while peers log
+  // Common mode (`quorum N and P%`): hypothesised only when its effects come
+  // from at least `quorum_devices` distinct devices at one time point, and from
+  // at least `quorum_share` of the devices the rule places below it. 0 = not declared.
+  int quorum_devices = 0;
+  double quorum_share = 0;
+  bool has_quorum() const { return quorum_devices > 0 || quorum_share > 0; }
 };
 
 struct DeviceRef {
@@ -291,6 +297,6 @@ struct KnowledgeBase {
 
 // 2: natures (and whether each evicts) are recorded; a format-1 artifact
 // would drain user-code roots, so it is refused and rebuilt.
-constexpr int kArtifactFormatVersion = 2;
+constexpr int kArtifactFormatVersion = 3;
 
 }  // namespace reflex
