@@ -170,9 +170,9 @@ std::string diagnoses_to_json(const std::vector<Diagnosis>& ds, int indent) {
         std::to_string(ds.size()) +
         " independent incidents; this document shows the principal one " +
         (ds[0].trigger ? "(its root explains the most job-level symptoms and no other incident "
-                         "explains it), \"incidents\" lists all, the others by time"
+                         "explains it), \"incidents\" lists them, the others by time"
                        : "(no job-level symptom: the worst fault by severity, then nature), "
-                         "\"incidents\" lists all, the others newest first"));
+                         "\"incidents\" lists them, the others newest first"));
   }
   return dump(j, indent);
 }

@@ -1744,8 +1744,8 @@ const std::string& Reasoner::node_nature(uint32_t n) const {
 // Without a job symptom (a host's dmesg over days): incidents are the
 // explanation graph's components, joined while they overlap or lie within
 // incident_gap_s of each other. Events days apart are separate incidents.
-// The principal is the worst (background last, then severity, nature, score);
-// the others follow newest first.
+// The principal is the worst (severity, then nature, then score); the others
+// follow newest first. Stretches of background evidence alone are not listed.
 std::vector<Diagnosis> Reasoner::incidents_without_symptom(const std::vector<uint32_t>& starts) {
   std::vector<uint32_t> parent(nodes_.size());
   std::iota(parent.begin(), parent.end(), 0u);
@@ -1820,10 +1820,30 @@ std::vector<Diagnosis> Reasoner::incidents_without_symptom(const std::vector<uin
     if (std::fabs(x.score - y.score) > 1e-9) return x.score > y.score;
     return a.newest > b.newest;
   };
+  // Background alone (what healthy hosts print all the time, every few hours
+  // over weeks of dmesg) is not an incident: such stretches are counted, not
+  // listed. When nothing else is there, the whole input is one incident.
+  const size_t all = out.size();
+  std::erase_if(out, [](const Out& o) { return o.background || o.d.root_causes.empty(); });
+  if (out.empty()) return {diagnose(starts, roots_, {}, true, false)};
+  const size_t background_only = all - out.size();
   std::stable_sort(out.begin(), out.end(),
                    [](const Out& a, const Out& b) { return a.newest > b.newest; });
   auto principal = std::min_element(out.begin(), out.end(), worse);
   std::rotate(out.begin(), principal, principal + 1);
+  // Weeks of a host's dmesg hold many small incidents (an application Xid now
+  // and then): the worst and the newest are listed, the older ones counted.
+  constexpr size_t kMaxListedIncidents = 20;
+  if (out.size() > kMaxListedIncidents) {
+    out[0].d.notes.push_back(std::to_string(out.size() - kMaxListedIncidents) + " older of " +
+                             std::to_string(out.size()) +
+                             " incidents without a job-level symptom are not listed");
+    out.resize(kMaxListedIncidents);
+  }
+  if (background_only > 0)
+    out[0].d.notes.push_back(std::to_string(background_only) +
+                             " other stretch(es) of the input hold only background evidence (the "
+                             "KB's or the fleet's) and are not listed as incidents");
   std::vector<Diagnosis> ds;
   for (auto& o : out) ds.push_back(std::move(o.d));
   return ds;

@@ -226,3 +226,43 @@ TEST(Incidents, WithoutASymptomEvidenceWithinTheGapIsOneIncident) {
   ASSERT_EQ(ds[0].root_causes.size(), 2u);
   EXPECT_EQ(ds[0].root_causes[0].event, "t_ecc");
 }
+
+TEST(Incidents, WithoutASymptomBackgroundAloneIsNoIncidentOfItsOwn) {
+  auto b = snippet_kb();
+  auto& bg = b.sig("t_bg", DeviceKind::host, "user_code", Severity::major);
+  bg.background = true;
+  auto t = topo(topo_json(1, {}));
+  std::vector<Event> v;
+  for (int d = 0; d < 3; ++d)
+    v.push_back(ev("t_bg", "node-0", DeviceKind::host, "node-0", d * kDay, "node-0/kernel"));
+  v.push_back(ev("t_minor_hw", gpu(0, 4), DeviceKind::gpu, "node-0", 4 * kDay, "node-0/kernel"));
+  auto ds = diagnose_events(b.kb, *t, v);
+  ASSERT_EQ(ds.size(), 1u);
+  ASSERT_FALSE(ds[0].root_causes.empty());
+  EXPECT_EQ(ds[0].root_causes[0].event, "t_minor_hw");
+  bool noted = false;
+  for (auto& n : ds[0].notes) noted |= n.find("3 other stretch(es)") == 0;
+  EXPECT_TRUE(noted);
+  // Background and nothing else: the whole input is still diagnosed, once.
+  v.pop_back();
+  ds = diagnose_events(b.kb, *t, v);
+  ASSERT_EQ(ds.size(), 1u);
+  ASSERT_FALSE(ds[0].root_causes.empty());
+  EXPECT_EQ(ds[0].root_causes[0].event, "t_bg");
+}
+
+TEST(Incidents, WithoutASymptomManySmallIncidentsAreBounded) {
+  auto b = snippet_kb();
+  auto t = topo(topo_json(1, {}));
+  std::vector<Event> v;
+  v.push_back(ev("t_ecc", gpu(0, 4), DeviceKind::gpu, "node-0", 0, "node-0/kernel"));
+  for (int d = 1; d <= 30; ++d)
+    v.push_back(ev("t_app_xid", gpu(0, 1), DeviceKind::gpu, "node-0", d * kDay, "node-0/kernel"));
+  auto ds = diagnose_events(b.kb, *t, v);
+  ASSERT_EQ(ds.size(), 20u);
+  EXPECT_EQ(ds[0].root_causes[0].event, "t_ecc");  // the worst, though the oldest
+  EXPECT_EQ(*ds[1].root_causes[0].chain[0].ev.time.wall, at(30 * kDay));  // then the newest
+  bool noted = false;
+  for (auto& n : ds[0].notes) noted |= n.find("11 older of 31 incidents") == 0;
+  EXPECT_TRUE(noted);
+}
