@@ -1692,10 +1692,25 @@ bool Reasoner::extend_reach(const std::vector<uint32_t>& starts) {
     hyps.resize(kMaxReachHyps);
     truncated_ = true;
   }
+  // A hypothesis whose effects also place the same latent on another device
+  // (one rank's abort under `same_job`: every silent host of the job) was
+  // not told apart by its evidence; extending one of them would pick a device
+  // at random. Only a hypothesis its evidence singles out reaches further.
+  auto effects_of = [&](uint32_t hn) {
+    std::vector<uint32_t> v;
+    for (uint32_t e : nodes_[hn].out) v.push_back(edges_[e].effect);
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  std::map<std::pair<const Latent*, std::vector<uint32_t>>, int> placements;
+  for (uint32_t hn : hyps)
+    ++placements[{hyps_[static_cast<size_t>(nodes_[hn].hyp)].latent, effects_of(hn)}];
   bool added = false;
   std::unordered_set<uint32_t> has;
   for (uint32_t hn : hyps) {
     const Hyp& h = hyps_[static_cast<size_t>(nodes_[hn].hyp)];
+    if (placements[{h.latent, effects_of(hn)}] > 1) continue;
     const uint32_t lname = in_.find(h.latent->name);
     if (lname == kNone || h.t_est == kNoWall) continue;
     has.clear();
