@@ -247,6 +247,7 @@ class Reasoner {
     std::vector<uint32_t> touched;
   };
   std::vector<uint32_t> scoring_order(const std::vector<uint32_t>& roots) const;
+  bool ranks_before(const Scored& a, const Scored& b, bool null_trigger) const;
   void best_paths(uint32_t r, PathSearch* ps) const;
   Scored score_root(uint32_t r, const std::vector<uint32_t>& syms, const PathSearch& ps,
                     bool fallback, std::unordered_set<uint32_t>* covered_all);
@@ -1139,21 +1140,8 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     best_paths(r, &ps);
     scored.push_back(score_root(r, syms, ps, fallback, &covered_all));
   }
-  std::sort(scored.begin(), scored.end(), [&](const Scored& a, const Scored& b) {
-    if (null_trigger) {
-      // No job symptom to explain (issue 12): the worst fault, not the
-      // earliest line. Known or fleet-wide background after the rest, then
-      // severity, then nature in the KB's declaration order (hardware before
-      // driver before application), then the score.
-      if (a.discount.empty() != b.discount.empty()) return a.discount.empty();
-      Severity sa = node_severity(a.node), sb = node_severity(b.node);
-      if (sa != sb) return sa > sb;
-      int na = nature_rank(node_nature(a.node)), nb = nature_rank(node_nature(b.node));
-      if (na != nb) return na < nb;
-    }
-    if (std::fabs(a.score - b.score) > 1e-9) return a.score > b.score;
-    return node_less(a.node, b.node);  // the earliest evidence wins ties
-  });
+  std::sort(scored.begin(), scored.end(),
+            [&](const Scored& a, const Scored& b) { return ranks_before(a, b, null_trigger); });
   top_background_ = !scored.empty() && !scored[0].discount.empty();
 
   bool order_unknown = false, nowall_in_chain = false;
@@ -1243,6 +1231,23 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     d.incident = "inc-none";
   d.notes = notes_;
   return d;
+}
+
+// The order of root candidates in a diagnosis: by score, the earliest
+// evidence on ties. With no job symptom to explain (issue 12) the worst fault
+// comes first, not the earliest line: known or fleet-wide background after
+// the rest, then severity, then nature in the KB's declaration order
+// (hardware before driver before application), then the score.
+bool Reasoner::ranks_before(const Scored& a, const Scored& b, bool null_trigger) const {
+  if (null_trigger) {
+    if (a.discount.empty() != b.discount.empty()) return a.discount.empty();
+    Severity sa = node_severity(a.node), sb = node_severity(b.node);
+    if (sa != sb) return sa > sb;
+    int na = nature_rank(node_nature(a.node)), nb = nature_rank(node_nature(b.node));
+    if (na != nb) return na < nb;
+  }
+  if (std::fabs(a.score - b.score) > 1e-9) return a.score > b.score;
+  return node_less(a.node, b.node);  // the earliest evidence wins ties
 }
 
 // Score the most promising candidates first (the cap in diagnose must not
