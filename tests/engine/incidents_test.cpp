@@ -266,3 +266,40 @@ TEST(Incidents, WithoutASymptomManySmallIncidentsAreBounded) {
   for (auto& n : ds[0].notes) noted |= n.find("11 older of 31 incidents") == 0;
   EXPECT_TRUE(noted);
 }
+
+TEST(Incidents, PrincipalIsWhatItsRootExplainsNotHowManySymptomsItHolds) {
+  // One job, two incidents more than an hour apart. X: a GPU off the bus
+  // explains its rank's crash and two watchdogs.
+  // Y: an application Xid explains one crash; nine watchdogs that came before
+  // it are tied to it (a rule from them to the crash) but no root explains them.
+  KbBuilder b;
+  b.sig("t_gpu_off_bus", DeviceKind::gpu, "gpu_fallen_off_bus", Severity::critical);
+  b.sig("t_xid13", DeviceKind::gpu, "user_code", Severity::warning);
+  b.sig("t_cuda_error", DeviceKind::rank, "", Severity::major, SymptomKind::crash);
+  b.sig("t_watchdog", DeviceKind::rank, "", Severity::major, SymptomKind::hang);
+  b.rule("t_gpu_off_bus", "t_cuda_error", {W("effect", Relation::runs_on, "cause")}, 0, 60, 0.9, 1);
+  b.rule("t_xid13", "t_cuda_error", {W("effect", Relation::runs_on, "cause")}, 0, 60, 0.5, 1);
+  b.rule("t_cuda_error", "t_watchdog", {W("effect", Relation::same_job, "cause")}, 0, 1800, 0.8);
+  b.rule("t_watchdog", "t_cuda_error", {W("effect", Relation::same_job, "cause")}, 0, 60, 0.3);
+  auto t = topo(topo_json(2, {{"job-1", {0, 1}}}));
+  std::vector<Event> v;
+  v.push_back(ev("t_gpu_off_bus", gpu(0, 1), DeviceKind::gpu, "node-0", 99, "node-0/kernel"));
+  v.push_back(ev("t_cuda_error", rank("job-1", 1), DeviceKind::rank, "node-0", 100, "node-0/app"));
+  for (int r : {2, 3})
+    v.push_back(ev("t_watchdog", rank("job-1", r), DeviceKind::rank, "node-0", 700, "node-0/app"));
+  for (int r = 10; r < 16; ++r)
+    v.push_back(
+        ev("t_watchdog", rank("job-1", r), DeviceKind::rank, "node-1", 4950 + r, "node-1/app"));
+  for (int r : {4, 5, 6})
+    v.push_back(ev("t_watchdog", rank("job-1", r), DeviceKind::rank, "node-0", 4960, "node-0/app"));
+  v.push_back(ev("t_xid13", gpu(1, 1), DeviceKind::gpu, "node-1", 4990, "node-1/kernel"));
+  v.push_back(ev("t_cuda_error", rank("job-1", 9), DeviceKind::rank, "node-1", 5000, "node-1/app"));
+  auto ds = diagnose_events(b.kb, *t, v);
+  ASSERT_EQ(ds.size(), 2u);
+  ASSERT_FALSE(ds[0].root_causes.empty());
+  ASSERT_FALSE(ds[1].root_causes.empty());
+  EXPECT_EQ(ds[1].symptoms, 10);  // the larger incident...
+  EXPECT_EQ(ds[1].root_causes[0].explains, 1);
+  EXPECT_EQ(ds[0].root_causes[0].device, gpu(0, 1));  // ...is not the principal
+  EXPECT_EQ(ds[0].root_causes[0].explains, 3);
+}
