@@ -1801,12 +1801,16 @@ std::vector<Diagnosis> Reasoner::incidents_without_symptom(const std::vector<uin
     c.group = static_cast<int>(group_hi.size() - 1);
   }
   // Undated evidence cannot be placed in time: it is one incident of its own.
+  // (A hypothesis left without valid edges is a component of nothing.)
   const int undated = static_cast<int>(group_hi.size());
   size_t groups = group_hi.size();
+  std::unordered_set<uint32_t> held;
+  for (uint32_t n : starts) held.insert(find(n));
+  for (uint32_t n : roots_) held.insert(find(n));
   for (auto& [id, c] : comps)
     if (c.group < 0) {
       c.group = undated;
-      groups = group_hi.size() + 1;
+      if (held.count(id)) groups = group_hi.size() + 1;
     }
   if (groups <= 1) return {diagnose(starts, roots_, {}, true, false)};
   std::vector<std::vector<uint32_t>> gstarts(groups), groots(groups);
