@@ -62,11 +62,11 @@ std::string diag_signature(const Diagnosis& d) {
   return s;
 }
 
-// Batch order: the principal incident first — the one with a root cause that
-// accounts for the most job-level symptoms, i.e. what took the job down — then
-// the rest by trigger time. A stray early symptom (an untimed line that
-// inherited a stale time, a peer's retry that could not be tied to the fault)
-// must not become the headline of the document just because it came first.
+// Batch order: the principal incident first — the one whose root cause
+// accounts for the most job-level symptoms and is not itself explained by
+// another incident, i.e. what took the job down — then the rest by trigger time. A stray early
+// symptom (an untimed line that inherited a stale time, a peer's retry that could not be tied to
+// the fault) must not become the headline of the document just because it came first.
 const std::string kNoText;
 
 bool sort_diagnoses(const Diagnosis& a, const Diagnosis& b) {
@@ -86,10 +86,45 @@ bool sort_diagnoses(const Diagnosis& a, const Diagnosis& b) {
   return a.incident < b.incident;
 }
 
-bool principal_before(const Diagnosis& a, const Diagnosis& b) {
-  const bool ra = !a.root_causes.empty(), rb = !b.root_causes.empty();
-  if (ra != rb) return ra;
-  if (a.symptoms != b.symptoms) return a.symptoms > b.symptoms;
+// True when `d`'s first root appears as an effect (a link after the first) in
+// another incident's chains: that incident explains it, so it is not the
+// principal one however many symptoms it accounts for.
+bool explained_elsewhere(const Diagnosis& d, const std::vector<Diagnosis>& all) {
+  if (d.root_causes.empty() || d.root_causes[0].chain.empty()) return false;
+  const EventRef& r = d.root_causes[0].chain[0].ev;
+  if (r.latent) return false;  // a hypothesis is never another incident's effect
+  for (const Diagnosis& o : all) {
+    if (&o == &d) continue;
+    for (const RootCause& rc : o.root_causes)
+      for (size_t k = 1; k < rc.chain.size(); ++k) {
+        const EventRef& e = rc.chain[k].ev;
+        if (e.event == r.event && e.device == r.device && e.evidence == r.evidence &&
+            e.time.wall == r.time.wall)
+          return true;
+      }
+  }
+  return false;
+}
+
+// The principal incident (issue 12): its first root explains the most
+// job-level symptoms and is itself unexplained; the count of symptoms the
+// incident merely holds (a wave that no root explains) does not decide.
+struct PrincipalKey {
+  bool rooted, unexplained;
+  int explains, symptoms;
+};
+
+PrincipalKey principal_key(const Diagnosis& d, const std::vector<Diagnosis>& all) {
+  const bool rooted = !d.root_causes.empty();
+  return {rooted, !explained_elsewhere(d, all), rooted ? d.root_causes[0].explains : 0, d.symptoms};
+}
+
+bool principal_before(const PrincipalKey& ka, const Diagnosis& a, const PrincipalKey& kb,
+                      const Diagnosis& b) {
+  if (ka.rooted != kb.rooted) return ka.rooted;
+  if (ka.unexplained != kb.unexplained) return ka.unexplained;
+  if (ka.explains != kb.explains) return ka.explains > kb.explains;
+  if (ka.symptoms != kb.symptoms) return ka.symptoms > kb.symptoms;
   return sort_diagnoses(a, b);
 }
 
@@ -128,8 +163,13 @@ std::vector<Diagnosis> batch(const KnowledgeBase& kb, const KbIndex& ki, const T
   }
   std::stable_sort(out.begin(), out.end(), sort_diagnoses);
   if (out.size() > 1) {
-    auto principal = std::min_element(out.begin(), out.end(), principal_before);
-    std::rotate(out.begin(), principal, principal + 1);
+    std::vector<PrincipalKey> keys;
+    for (const Diagnosis& d : out) keys.push_back(principal_key(d, out));
+    size_t best = 0;
+    for (size_t k = 1; k < out.size(); ++k)
+      if (principal_before(keys[k], out[k], keys[best], out[best])) best = k;
+    std::rotate(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(best),
+                out.begin() + static_cast<std::ptrdiff_t>(best) + 1);
   }
   return out;
 }

@@ -157,11 +157,22 @@ std::string diagnoses_to_json(const std::vector<Diagnosis>& ds, int indent) {
   json j = diag_json(ds[0]);
   if (ds.size() > 1) {
     json all = json::array();
-    for (auto& d : ds) all.push_back(diag_json(d));
+    for (size_t i = 0; i < ds.size(); ++i) {
+      json one = diag_json(ds[i]);
+      if (i == 0) one["principal"] = true;  // the entry this document shows
+      all.push_back(std::move(one));
+    }
     j["incidents"] = std::move(all);
-    j["notes"].push_back(std::to_string(ds.size()) +
-                         " independent incidents; this document shows the principal one (its root "
-                         "accounts for the most job-level symptoms), \"incidents\" lists all");
+    // The engine orders them (issue 12): with a job symptom the principal
+    // root explains the most symptoms and no other incident explains it;
+    // without one it is the worst fault, and the others follow newest first.
+    j["notes"].push_back(
+        std::to_string(ds.size()) +
+        " independent incidents; this document shows the principal one " +
+        (ds[0].trigger ? "(its root explains the most job-level symptoms and no other incident "
+                         "explains it), \"incidents\" lists them, the others by time"
+                       : "(no job-level symptom: the worst fault by severity, then nature), "
+                         "\"incidents\" lists them, the others newest first"));
   }
   return dump(j, indent);
 }

@@ -179,6 +179,8 @@ class Reasoner {
   std::vector<uint32_t> start_nodes(const std::vector<uint32_t>& symptoms);
   std::vector<Diagnosis> incidents(const std::vector<uint32_t>& starts);
   Diagnosis fallback_diagnosis(const std::vector<uint32_t>& starts);
+  // Without a job symptom: the fault evidence split by causal reach and time gaps.
+  std::vector<Diagnosis> incidents_without_symptom(const std::vector<uint32_t>& starts);
 
  private:
   // ---- graph ----
@@ -221,6 +223,13 @@ class Reasoner {
   void hypothesise_group(const Latent& lat, const std::string& dev,
                          const std::vector<LatentRequest>& reqs);
   void judge_silent(size_t first);
+  // Causal reach (incidents over time): a hypothesis placed by narrow evidence
+  // is tried against the other symptoms; true when it explains new ones.
+  bool extend_reach(const std::vector<uint32_t>& starts);
+  bool latent_fits(const Hyp& h, const Rule& r, uint32_t effect_ev) const;
+  int nature_rank(const std::string& nature) const;
+  const std::string& node_nature(uint32_t n) const;
+  bool top_background_ = false;  // diagnose(): its first root was discounted as background
   bool root_capable(uint32_t n) const;
   bool edge_valid(const GEdge& e) const {
     return nodes_[e.cause].hyp < 0 || hyps_[static_cast<size_t>(nodes_[e.cause].hyp)].valid;
@@ -248,6 +257,7 @@ class Reasoner {
     std::vector<uint32_t> touched;
   };
   std::vector<uint32_t> scoring_order(const std::vector<uint32_t>& roots) const;
+  bool ranks_before(const Scored& a, const Scored& b, bool null_trigger) const;
   void best_paths(uint32_t r, PathSearch* ps) const;
   Scored score_root(uint32_t r, const std::vector<uint32_t>& syms, const PathSearch& ps,
                     bool fallback, std::unordered_set<uint32_t>* covered_all);
@@ -1183,10 +1193,9 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     best_paths(r, &ps);
     scored.push_back(score_root(r, syms, ps, fallback, &covered_all));
   }
-  std::sort(scored.begin(), scored.end(), [&](const Scored& a, const Scored& b) {
-    if (std::fabs(a.score - b.score) > 1e-9) return a.score > b.score;
-    return node_less(a.node, b.node);  // the earliest evidence wins ties
-  });
+  std::sort(scored.begin(), scored.end(),
+            [&](const Scored& a, const Scored& b) { return ranks_before(a, b, null_trigger); });
+  top_background_ = !scored.empty() && !scored[0].discount.empty();
 
   bool order_unknown = false, nowall_in_chain = false;
   std::set<std::pair<std::string, std::string>> listed_roots;
@@ -1248,8 +1257,8 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     }
     rc.device = root.device;
     if (ev) rc.device = most_specific_device(*ev, root.device);
-    if (!sc.discount.empty()) note(rc.event + " on " + root.device + ": " + sc.discount);
     rc.event = root.event;
+    if (!sc.discount.empty()) note(rc.event + " on " + root.device + ": " + sc.discount);
     std::string std_cls = kb_.standard_class(cls);
     if (std_cls.empty()) std_cls = cls;
     rc.fault_class = std_cls;
@@ -1281,6 +1290,23 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     d.incident = "inc-none";
   d.notes = notes_;
   return d;
+}
+
+// The order of root candidates in a diagnosis: by score, the earliest
+// evidence on ties. With no job symptom to explain (issue 12) the worst fault
+// comes first, not the earliest line: known or fleet-wide background after
+// the rest, then severity, then nature in the KB's declaration order
+// (hardware before driver before application), then the score.
+bool Reasoner::ranks_before(const Scored& a, const Scored& b, bool null_trigger) const {
+  if (null_trigger) {
+    if (a.discount.empty() != b.discount.empty()) return a.discount.empty();
+    Severity sa = node_severity(a.node), sb = node_severity(b.node);
+    if (sa != sb) return sa > sb;
+    int na = nature_rank(node_nature(a.node)), nb = nature_rank(node_nature(b.node));
+    if (na != nb) return na < nb;
+  }
+  if (std::fabs(a.score - b.score) > 1e-9) return a.score > b.score;
+  return node_less(a.node, b.node);  // the earliest evidence wins ties
 }
 
 // Score the most promising candidates first (the cap in diagnose must not
@@ -1547,7 +1573,7 @@ std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
     hypothesise();
     ground();
   }
-  if (null_trigger) return {diagnose(starts, roots_, {}, true, false)};
+  if (null_trigger) return incidents_without_symptom(starts);
 
   return incidents(starts);
 }
@@ -1638,6 +1664,8 @@ Diagnosis Reasoner::fallback_diagnosis(const std::vector<uint32_t>& starts) {
 // Incidents: connected components of the explanation graph. Symptoms whose
 // explanations do not overlap stay apart.
 std::vector<Diagnosis> Reasoner::incidents(const std::vector<uint32_t>& starts) {
+  // A symptom wave that a root explains joins that root's incident.
+  if (extend_reach(starts)) ground();
   std::vector<uint32_t> parent(nodes_.size());
   std::iota(parent.begin(), parent.end(), 0u);
   auto find = [&](uint32_t x) {
@@ -1682,6 +1710,226 @@ std::vector<Diagnosis> Reasoner::incidents(const std::vector<uint32_t>& starts) 
     seen_notes_ = std::set<std::string>(notes_.begin(), notes_.end());
   }
   return out;
+}
+
+// True when latent hypothesis `h` may be the cause of event `effect_ev` under
+// rule `r`: every `where` holds with the latent on its device, and its
+// estimated time falls in the rule's window before the effect. The time is
+// the one its own evidence fixed: a later wave is judged against it, it is not
+// moved to fit.
+bool Reasoner::latent_fits(const Hyp& h, const Rule& r, uint32_t effect_ev) const {
+  const Rec& er = ix_.rec(effect_ev);
+  if (!er.has_wall() || h.t_est == kNoWall) return false;
+  const int64_t sk = static_cast<int64_t>((r.skew_s + o_.clock_skew_s) * 1e6);
+  const int64_t dt = er.lo - h.t_est;
+  if (dt < static_cast<int64_t>(r.min_s * 1e6) - sk ||
+      dt > static_cast<int64_t>(r.max_s * 1e6) + sk)
+    return false;
+  auto side = [&](const DeviceRef& ref) -> const std::string* {
+    if (ref.side == DeviceRef::Side::cause) return ref.binding.empty() ? &h.device : nullptr;
+    return ref.binding.empty() ? &ix_.device(effect_ev) : ix_.binding(effect_ev, ref.binding);
+  };
+  for (auto& c : r.where) {
+    if (c.rel == Relation::any) continue;
+    const std::string* a = side(c.lhs);
+    const std::string* b = side(c.rhs);
+    if (!a || !b || !topo_.related(c.rel, *a, *b)) return false;
+  }
+  return true;
+}
+
+// Causal reach across waves. A latent is placed only where its effect's rule
+// names few enough devices (peers that report IB errors toward one host's
+// address); the rule from the same latent to the job's other symptoms (every
+// rank's watchdog, ten minutes later) names the whole job and could not place
+// it. Once placed, each valid root hypothesis is tried against the symptoms it
+// does not explain yet, through the KB's rules from it to them, so the second
+// wave joins the first wave's incident instead of becoming one of its own.
+bool Reasoner::extend_reach(const std::vector<uint32_t>& starts) {
+  constexpr size_t kMaxReachHyps = 64;  // root hypotheses tried (each costs a pass over starts)
+  std::unordered_set<uint32_t> root_set(roots_.begin(), roots_.end());
+  std::vector<uint32_t> hyps;
+  for (const auto& [key, hn] : hyp_node_)  // std::map: a deterministic order
+    if (root_set.count(hn) && hyps_[static_cast<size_t>(nodes_[hn].hyp)].valid) hyps.push_back(hn);
+  if (hyps.size() > kMaxReachHyps) {
+    sort_nodes(hyps);
+    hyps.resize(kMaxReachHyps);
+    truncated_ = true;
+  }
+  // A hypothesis whose effects also place the same latent on another device
+  // (one rank's abort under `same_job`: every silent host of the job) was
+  // not told apart by its evidence; extending one of them would pick a device
+  // at random. Only a hypothesis its evidence singles out reaches further.
+  auto effects_of = [&](uint32_t hn) {
+    std::vector<uint32_t> v;
+    for (uint32_t e : nodes_[hn].out) v.push_back(edges_[e].effect);
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  std::map<std::pair<const Latent*, std::vector<uint32_t>>, int> placements;
+  for (uint32_t hn : hyps)
+    ++placements[{hyps_[static_cast<size_t>(nodes_[hn].hyp)].latent, effects_of(hn)}];
+  bool added = false;
+  std::unordered_set<uint32_t> has;
+  for (uint32_t hn : hyps) {
+    const Hyp& h = hyps_[static_cast<size_t>(nodes_[hn].hyp)];
+    if (placements[{h.latent, effects_of(hn)}] > 1) continue;
+    const uint32_t lname = in_.find(h.latent->name);
+    if (lname == kNone || h.t_est == kNoWall) continue;
+    has.clear();
+    for (uint32_t e : nodes_[hn].out) has.insert(edges_[e].effect);
+    int joined = 0;
+    for (uint32_t s : starts) {
+      const uint32_t ev = nodes_[s].ev;
+      // Root candidates compete with a latent through rival edges (hypothesise).
+      if (ev == kNone || has.count(s) || root_capable(s)) continue;
+      // A silent host that logged the effect itself was alive after the cause.
+      if (h.latent->silent && ix_.host(ev) == h.host) continue;
+      const auto* rules = ki_.rules_for(ix_.rec(ev).name);
+      if (!rules) continue;
+      for (const KbIndex::CauseRule& cr : *rules) {
+        if (cr.cause != lname || !latent_fits(h, *cr.rule, ev)) continue;
+        add_edge(hn, s, cr.rule, false);
+        ++joined;
+        break;
+      }
+    }
+    if (joined > 0) {
+      added = true;
+      note(h.latent->name + " on " + h.device + " also explains " + std::to_string(joined) +
+           " later symptom(s) that alone could not place it (a second wave): one incident");
+    }
+  }
+  return added;
+}
+
+// Rank of a nature in the KB's declaration order (kb/classes.rfx: hardware,
+// firmware, driver, software, application, environment); unknown last.
+int Reasoner::nature_rank(const std::string& nature) const {
+  for (size_t i = 0; i < kb_.natures.size(); ++i)
+    if (kb_.natures[i].name == nature) return static_cast<int>(i);
+  return static_cast<int>(kb_.natures.size());
+}
+
+const std::string& Reasoner::node_nature(uint32_t n) const {
+  static const std::string kNoNature;
+  const GNode& g = nodes_[n];
+  if (g.hyp >= 0) return hyps_[static_cast<size_t>(g.hyp)].latent->nature;
+  const Signature* s = ki_.signature(ix_.rec(g.ev).name);
+  return s ? s->nature : kNoNature;
+}
+
+// Without a job symptom (a host's dmesg over days): incidents are the
+// explanation graph's components, joined while they overlap or lie within
+// incident_gap_s of each other. Events days apart are separate incidents.
+// The principal is the worst (severity, then nature, then score); the others
+// follow newest first. Stretches of background evidence alone are not listed.
+std::vector<Diagnosis> Reasoner::incidents_without_symptom(const std::vector<uint32_t>& starts) {
+  std::vector<uint32_t> parent(nodes_.size());
+  std::iota(parent.begin(), parent.end(), 0u);
+  auto find = [&](uint32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (auto& e : edges_)
+    if (edge_valid(e)) parent[find(e.cause)] = find(e.effect);
+  struct Comp {
+    int64_t lo = kNoWall, hi = kNoWall;
+    int group = -1;
+  };
+  std::map<uint32_t, Comp> comps;
+  for (uint32_t n = 0; n < nodes_.size(); ++n) {
+    Comp& c = comps[find(n)];
+    if (nodes_[n].ev == kNone) continue;
+    const Rec& r = ix_.rec(nodes_[n].ev);
+    if (!r.has_wall()) continue;
+    c.lo = c.lo == kNoWall ? r.lo : std::min(c.lo, r.lo);
+    c.hi = c.hi == kNoWall ? r.hi : std::max(c.hi, r.hi);
+  }
+  std::vector<std::pair<int64_t, uint32_t>> dated;
+  for (auto& [id, c] : comps)
+    if (c.lo != kNoWall) dated.push_back({c.lo, id});
+  std::sort(dated.begin(), dated.end());
+  const int64_t gap = static_cast<int64_t>(o_.incident_gap_s * 1e6);
+  std::vector<int64_t> group_hi;
+  for (auto& [lo, id] : dated) {
+    Comp& c = comps[id];
+    if (group_hi.empty() || lo > group_hi.back() + gap) group_hi.push_back(c.hi);
+    group_hi.back() = std::max(group_hi.back(), c.hi);
+    c.group = static_cast<int>(group_hi.size() - 1);
+  }
+  // Undated evidence cannot be placed in time: it is one incident of its own.
+  // (A hypothesis left without valid edges is a component of nothing.)
+  const int undated = static_cast<int>(group_hi.size());
+  size_t groups = group_hi.size();
+  std::unordered_set<uint32_t> held;
+  for (uint32_t n : starts) held.insert(find(n));
+  for (uint32_t n : roots_) held.insert(find(n));
+  for (auto& [id, c] : comps)
+    if (c.group < 0) {
+      c.group = undated;
+      if (held.count(id)) groups = group_hi.size() + 1;
+    }
+  if (groups <= 1) return {diagnose(starts, roots_, {}, true, false)};
+  std::vector<std::vector<uint32_t>> gstarts(groups), groots(groups);
+  for (uint32_t s : starts) gstarts[static_cast<size_t>(comps[find(s)].group)].push_back(s);
+  for (uint32_t r : roots_) groots[static_cast<size_t>(comps[find(r)].group)].push_back(r);
+  struct Out {
+    Diagnosis d;
+    bool background;
+    int64_t newest;
+  };
+  std::vector<Out> out;
+  for (size_t g = 0; g < groups; ++g) {
+    if (gstarts[g].empty() && groots[g].empty()) continue;
+    auto saved = notes_;
+    Diagnosis d = diagnose(gstarts[g], groots[g], {}, true, false);
+    notes_ = saved;
+    seen_notes_ = std::set<std::string>(notes_.begin(), notes_.end());
+    out.push_back({std::move(d), top_background_,
+                   g < group_hi.size() ? group_hi[g] : std::numeric_limits<int64_t>::min()});
+  }
+  auto worse = [&](const Out& a, const Out& b) {  // a is the better principal
+    const bool ra = !a.d.root_causes.empty(), rb = !b.d.root_causes.empty();
+    if (ra != rb) return ra;
+    if (!ra) return a.newest > b.newest;
+    if (a.background != b.background) return !a.background;
+    const RootCause& x = a.d.root_causes[0];
+    const RootCause& y = b.d.root_causes[0];
+    if (x.severity != y.severity) return x.severity > y.severity;
+    int nx = nature_rank(x.nature), ny = nature_rank(y.nature);
+    if (nx != ny) return nx < ny;
+    if (std::fabs(x.score - y.score) > 1e-9) return x.score > y.score;
+    return a.newest > b.newest;
+  };
+  // Background alone (what healthy hosts print all the time, every few hours
+  // over weeks of dmesg) is not an incident: such stretches are counted, not
+  // listed. When nothing else is there, the whole input is one incident.
+  const size_t all = out.size();
+  std::erase_if(out, [](const Out& o) { return o.background || o.d.root_causes.empty(); });
+  if (out.empty()) return {diagnose(starts, roots_, {}, true, false)};
+  const size_t background_only = all - out.size();
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Out& a, const Out& b) { return a.newest > b.newest; });
+  auto principal = std::min_element(out.begin(), out.end(), worse);
+  std::rotate(out.begin(), principal, principal + 1);
+  // Weeks of a host's dmesg hold many small incidents (an application Xid now
+  // and then): the worst and the newest are listed, the older ones counted.
+  constexpr size_t kMaxListedIncidents = 20;
+  if (out.size() > kMaxListedIncidents) {
+    out[0].d.notes.push_back(std::to_string(out.size() - kMaxListedIncidents) + " older of " +
+                             std::to_string(out.size()) +
+                             " incidents without a job-level symptom are not listed");
+    out.resize(kMaxListedIncidents);
+  }
+  if (background_only > 0)
+    out[0].d.notes.push_back(std::to_string(background_only) +
+                             " other stretch(es) of the input hold only background evidence (the "
+                             "KB's or the fleet's) and are not listed as incidents");
+  std::vector<Diagnosis> ds;
+  for (auto& o : out) ds.push_back(std::move(o.d));
+  return ds;
 }
 
 }  // namespace
