@@ -97,6 +97,7 @@ struct Member {
     suspect,
     background,
     check,
+    odd_one_out,  // latent: idents = event, field, relation
     cause,
     where,
     within,

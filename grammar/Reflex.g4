@@ -57,6 +57,8 @@ memberBody
   | 'silent'                                                            # silentMember
   | 'suspect'                                                           # suspectMember
   | 'background'                                                        # backgroundMember
+  // the device whose value of EVENT.FIELD differs from its peers' (latents)
+  | 'odd_one_out' name '.' name 'among' name                            # oddOneOutMember
   | name (',' name)* '->' name (',' name)*                             # causeMember
   | 'where' relation ('and' relation)*                                  # whereMember
   | 'within' duration '..' duration                                     # withinMember
@@ -126,6 +128,7 @@ name
   | 'by' | 'as' | 'then' | 'lines' | 'count' | 'above' | 'below' | 'x' | 'median' | 'of' | 'last'
   | 'version' | 'requires' | 'engine' | 'extends' | 'root' | 'no' | 'event' | 'rank'
   | 'matches' | 'group' | 'suspect' | 'background' | 'check' | 'evicts'
+  | 'among'
   ;
 
 // ---- lexer ----

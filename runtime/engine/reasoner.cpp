@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "index.h"
+#include "odd_one_out.h"
 #include "reflex/device_id.h"
 
 namespace reflex::engine {
@@ -300,6 +301,7 @@ class Reasoner {
   std::vector<std::string> notes_;
   std::set<std::string> seen_notes_;
   std::unordered_map<uint32_t, int64_t> healed_;
+  OddOneOutPass odd_;  // `odd_one_out` latents: where each may stand
   // Scratch of the device probe (accept() never re-enters candidates()).
   std::vector<Topology::DeviceId> topo_ids_;
   std::vector<uint32_t> probe_devs_, probe_found_;
@@ -744,6 +746,12 @@ void Reasoner::ground() {
 std::optional<std::vector<std::string>> Reasoner::latent_devices(uint32_t n, const Rule& r,
                                                                  const Latent& lat) {
   const Event& e = ix_.ev(nodes_[n].ev);
+  if (!lat.odd_one_out.empty()) {  // only where its evidence differs from the peers'
+    if (!odd_.computed()) odd_.compute(kb_, topo_, ix_);
+    if (odd_.truncated()) truncated_ = true;
+    auto devs = odd_.placements(lat, r, e, topo_);
+    return devs.empty() ? std::nullopt : std::optional(std::move(devs));
+  }
   std::optional<std::vector<std::string>> cands;
   // Constraints whose device set is larger than a hypothesis may be placed on
   // (a whole job under `same_job`): enumerated only up to that size, then used
@@ -1147,6 +1155,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     std::optional<Event> root_ev;  // rebuilt from the index
     if (g.hyp < 0) root_ev = ix_.ev(g.ev);
     const Event* ev = root_ev ? &*root_ev : nullptr;
+    std::optional<Event> odd_ev;  // an odd_one_out latent's first differing line
     std::string cls, action, remediation, description, host;
     if (g.hyp >= 0) {
       const Hyp& h = hyps_[static_cast<size_t>(g.hyp)];
@@ -1170,7 +1179,10 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
              ": it has no log line of its own; it explains " + std::to_string(h.rival_roots) +
              " faults on different devices within one rule window, which would otherwise be " +
              "independent root causes");
-      else
+      else if (const OddFinding* f = odd_.finding(*h.latent, h.device)) {
+        note(odd_.describe(*h.latent, *f, ix_));
+        odd_ev = ix_.ev(f->evidence.front());  // its fields fill the latent's text
+      } else
         note("hypothesised " + h.latent->name + " on " + h.device +
              ": it has no log line of its own; nothing observed explains its effects");
     } else {
@@ -1196,9 +1208,10 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     rc.fault_class = std_cls;
     if (std_cls != cls) rc.subclass = cls;
     rc.score = sc.score;
-    rc.action = expand(action, ev, rc.device, host);
-    rc.check = expand(rc.check, ev, rc.device, host);
-    rc.description = expand(description, ev, rc.device, host);
+    const Event* tev = odd_ev ? &*odd_ev : ev;
+    rc.action = expand(action, tev, rc.device, host);
+    rc.check = expand(rc.check, tev, rc.device, host);
+    rc.description = expand(description, tev, rc.device, host);
     rc.remediation = remediation;
     rc.explains = sc.covered;
     rc.why = sc.why;
