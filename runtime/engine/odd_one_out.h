@@ -32,6 +32,7 @@ class OddOneOutPass {
   // Scans the EVENT lines of every `odd_one_out` latent (bounded); cheap when none.
   void compute(const KnowledgeBase& kb, const Topology& topo, EventIndex& ix);
   bool computed() const { return computed_; }
+  bool found(const std::string& latent) const { return by_latent_.count(latent) != 0; }
   // The devices where `lat` may stand for effect `e` under rule `r`: its
   // findings whose place satisfies the rule's `where` (empty: none).
   std::vector<std::string> placements(const Latent& lat, const Rule& r, const Event& e,

@@ -191,6 +191,7 @@ class Reasoner {
   std::unordered_map<uint32_t, size_t> hosts_with_;  // event name -> hosts that show it
   std::optional<std::vector<std::string>> latent_devices(uint32_t n, const Rule& r,
                                                          const Latent& lat);
+  bool odd_evidence(const std::string& latent);
   void walk(const std::vector<uint32_t>& start_nodes);
   void expand_node(uint32_t n);
   template <class F>
@@ -829,6 +830,15 @@ std::optional<std::vector<std::string>> Reasoner::latent_devices(uint32_t n, con
   return cands;
 }
 
+// An `odd_one_out` latent found on some device has evidence of its own: like
+// a rival of an observed root, it competes with what already explains an effect.
+bool Reasoner::odd_evidence(const std::string& latent) {
+  auto lit = ki_.latent.find(in_.find(latent));
+  if (lit == ki_.latent.end() || lit->second->odd_one_out.empty()) return false;
+  if (!odd_.computed()) odd_.compute(kb_, topo_, ix_);
+  return odd_.found(latent);
+}
+
 // The hypothesis node of latent `lat` on `dev`, created on first use (kNone when full).
 uint32_t Reasoner::hyp_node(const Latent* lat, const std::string& dev) {
   auto key = std::make_pair(lat->name, dev);
@@ -872,7 +882,7 @@ void Reasoner::hypothesise() {
   for (auto& [n, r] : latent_requests_) {
     bool rival = grounded_[n] != 0;
     // Explained effects need no latent; root candidates may be rivalled.
-    if (rival && !root_set.count(n)) continue;
+    if (rival && !root_set.count(n) && !odd_evidence(r->cause)) continue;
     uint32_t lname = in_.find(r->cause);
     auto lit = ki_.latent.find(lname);
     if (lit == ki_.latent.end()) continue;
@@ -1174,15 +1184,15 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
              (h.host.empty() ? h.device : h.host) + " logged nothing after " + t +
              " while its peers kept logging" +
              (h.silent_unknown ? " (its lines without wall time could not be compared)" : ""));
-      else if (h.rival_roots >= 2)
+      else if (const OddFinding* f = odd_.finding(*h.latent, h.device)) {
+        note(odd_.describe(*h.latent, *f, ix_));
+        odd_ev = ix_.ev(f->evidence.front());  // its fields fill the latent's text
+      } else if (h.rival_roots >= 2)
         note("hypothesised " + h.latent->name + " on " + h.device +
              ": it has no log line of its own; it explains " + std::to_string(h.rival_roots) +
              " faults on different devices within one rule window, which would otherwise be " +
              "independent root causes");
-      else if (const OddFinding* f = odd_.finding(*h.latent, h.device)) {
-        note(odd_.describe(*h.latent, *f, ix_));
-        odd_ev = ix_.ev(f->evidence.front());  // its fields fill the latent's text
-      } else
+      else
         note("hypothesised " + h.latent->name + " on " + h.device +
              ": it has no log line of its own; nothing observed explains its effects");
     } else {

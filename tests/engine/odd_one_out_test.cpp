@@ -131,9 +131,9 @@ TEST(OddOneOut, PeersAreTheDevicesOfTheDeclaredRelation) {
   EXPECT_EQ(ds[0].root_causes[0].device, "node-5");
 }
 
-TEST(OddOneOut, AnObservedCauseOfTheHangWins) {
-  // The odd build is only a hypothesis: a GPU fault that explains the hang
-  // leaves it unasked (the symptoms are explained).
+TEST(OddOneOut, AStrongerObservedCauseOfTheHangStaysFirst) {
+  // The odd build competes with what explains the hang (it has evidence of its
+  // own), but a GPU fault tied to it by a stronger rule stays first.
   auto b = odd_kb();
   auto t = topo(topo_json(4, {{"job-1", {0, 1, 2, 3}}}));
   auto v = hang({{"2.19.3"}, {"2.19.3"}, {"2.20.5"}, {"2.19.3"}});
@@ -142,5 +142,22 @@ TEST(OddOneOut, AnObservedCauseOfTheHangWins) {
   ASSERT_EQ(ds.size(), 1u);
   ASSERT_FALSE(ds[0].root_causes.empty());
   EXPECT_EQ(ds[0].root_causes[0].device, gpu(1, 4));
-  EXPECT_FALSE(any_root(ds[0], "t_build_differs"));
+  EXPECT_TRUE(any_root(ds[0], "t_build_differs"));
+}
+
+TEST(OddOneOut, ItOutranksAWeakObservedExplanation) {
+  // A minor event that a weak rule ties to the hang does not hide the host
+  // whose build differs: both explain the ranks, the odd one by more.
+  auto b = odd_kb();
+  b.sig("t_minor", DeviceKind::host, "host_kernel", Severity::minor);
+  b.rule("t_minor", "t_watchdog", {W("effect", Relation::same_job, "cause")}, 0, 1800, 0.2, 5);
+  auto t = topo(topo_json(4, {{"job-1", {0, 1, 2, 3}}}));
+  auto v = hang({{"2.19.3"}, {"2.19.3"}, {"2.20.5"}, {"2.19.3"}});
+  v.push_back(ev("t_minor", "node-3", DeviceKind::host, "node-3", 1000, "node-3/kernel"));
+  auto ds = diagnose_events(b.kb, *t, v);
+  ASSERT_EQ(ds.size(), 1u);
+  ASSERT_GE(ds[0].root_causes.size(), 2u);
+  EXPECT_EQ(ds[0].root_causes[0].device, "node-2");
+  EXPECT_EQ(ds[0].root_causes[0].event, "t_build_differs");
+  EXPECT_TRUE(any_root(ds[0], "t_minor"));
 }
