@@ -66,7 +66,18 @@ void OddOneOutPass::compute(const KnowledgeBase& kb, const Topology& topo, Event
         size_t most = 0;
         for (const auto& [v, k] : holders)
           if (k > most) most = k, majority = v;
-        if (most < 2 || 2 * most <= n) continue;
+        if (holders.size() < 2) continue;  // all agree
+        if (most < 2 || 2 * most <= n) {
+          // They disagree and no majority says who differs: say so, name nobody.
+          std::string counts;
+          for (const auto& [v, k] : holders)
+            counts += (counts.empty() ? "" : ", ") + v + " on " + std::to_string(k);
+          splits_.push_back(
+              form.event + " " + form.field + " differs among the " + std::to_string(n) +
+              " devices of " + *members.front() + "'s " + to_string(form.among) + " group (" +
+              counts + ") with no majority: " + lat.name + " cannot tell which is the odd one");
+          continue;
+        }
         for (const std::string* d : members) {
           OddFinding f;
           for (const auto& [v, lines] : seen[*d]) {

@@ -42,11 +42,14 @@ class OddOneOutPass {
   // "odd one out: ..." with the evidence, for the diagnosis notes.
   std::string describe(const Latent& lat, const OddFinding& f, const EventIndex& ix) const;
   bool truncated() const { return truncated_; }
+  // Groups whose devices disagree with no majority (nobody named): for the notes.
+  const std::vector<std::string>& splits() const { return splits_; }
 
  private:
   std::map<std::string, std::vector<OddFinding>> by_latent_;
   bool computed_ = false;
   bool truncated_ = false;
+  std::vector<std::string> splits_;
 };
 
 }  // namespace reflex::engine

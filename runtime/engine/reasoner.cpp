@@ -192,6 +192,7 @@ class Reasoner {
   std::optional<std::vector<std::string>> latent_devices(uint32_t n, const Rule& r,
                                                          const Latent& lat);
   bool odd_evidence(const std::string& latent);
+  void compute_odd();  // the odd-one-out pass, once
   void walk(const std::vector<uint32_t>& start_nodes);
   void expand_node(uint32_t n);
   template <class F>
@@ -748,8 +749,7 @@ std::optional<std::vector<std::string>> Reasoner::latent_devices(uint32_t n, con
                                                                  const Latent& lat) {
   const Event& e = ix_.ev(nodes_[n].ev);
   if (!lat.odd_one_out.empty()) {  // only where its evidence differs from the peers'
-    if (!odd_.computed()) odd_.compute(kb_, topo_, ix_);
-    if (odd_.truncated()) truncated_ = true;
+    compute_odd();
     auto devs = odd_.placements(lat, r, e, topo_);
     return devs.empty() ? std::nullopt : std::optional(std::move(devs));
   }
@@ -835,8 +835,15 @@ std::optional<std::vector<std::string>> Reasoner::latent_devices(uint32_t n, con
 bool Reasoner::odd_evidence(const std::string& latent) {
   auto lit = ki_.latent.find(in_.find(latent));
   if (lit == ki_.latent.end() || lit->second->odd_one_out.empty()) return false;
-  if (!odd_.computed()) odd_.compute(kb_, topo_, ix_);
+  compute_odd();
   return odd_.found(latent);
+}
+
+void Reasoner::compute_odd() {
+  if (odd_.computed()) return;
+  odd_.compute(kb_, topo_, ix_);
+  if (odd_.truncated()) truncated_ = true;
+  for (const std::string& s : odd_.splits()) note(s);
 }
 
 // The hypothesis node of latent `lat` on `dev`, created on first use (kNone when full).

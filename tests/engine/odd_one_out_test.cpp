@@ -89,6 +89,13 @@ TEST(OddOneOut, TwoHostsThatDisagreeNameNobody) {
   auto ds = diagnose_events(b.kb, *t, hang({{"2.19.3"}, {"2.20.5"}}));
   ASSERT_EQ(ds.size(), 1u);
   EXPECT_FALSE(any_root(ds[0], "t_build_differs"));
+  bool noted = false;
+  for (auto& n : ds[0].notes)
+    noted |= n ==
+             "t_banner version differs among the 2 devices of node-0's same_job group "
+             "(2.19.3 on 1, 2.20.5 on 1) with no majority: t_build_differs cannot tell "
+             "which is the odd one";
+  EXPECT_TRUE(noted);
 }
 
 TEST(OddOneOut, AFleetUpgradedHalfWayNamesNobody) {
