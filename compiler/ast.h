@@ -98,6 +98,7 @@ struct Member {
     suspect,
     background,
     check,
+    odd_one_out,  // latent: idents = event, field, relation
     cause,
     where,
     within,

@@ -400,6 +400,11 @@ class Builder {
       m.kind = K::background;
       return true;
     }
+    if (auto* c = dynamic_cast<P::OddOneOutMemberContext*>(b)) {
+      m.kind = K::odd_one_out;
+      for (auto* n : c->name()) m.idents.push_back(ident(n));
+      return true;
+    }
     return false;
   }
 

@@ -15,6 +15,69 @@ namespace reflex::compiler {
 namespace fs = std::filesystem;
 using DK = DeviceKind;
 
+namespace {
+
+// `odd_one_out EVENT.FIELD among REL`: EVENT a concrete signature that captures
+// FIELD, REL a relation that partitions devices into peer groups, and the
+// odd device one the latent can stand on (its own kind, or its host).
+bool odd_one_out_of(Sema& s, ResolvedLatent& r, const Member& m, OddOneOut* out) {
+  if (m.idents.size() < 3) return false;
+  const Ident& ev = m.idents[0];
+  const Ident& field = m.idents[1];
+  const Ident& rel = m.idents[2];
+  s.ref(r.decl->file, ev.text);
+  auto it = s.sigs.find(ev.text);
+  if (it == s.sigs.end() || it->second.abstract) {
+    unknown_event(s, ev, &r.allows);
+    return false;
+  }
+  const ResolvedSig& sig = it->second;
+  bool ok = true;
+  if (sig.ok && sig.pattern_ok) {
+    std::set<std::string> captures;
+    for (const auto& p : sig.sig.patterns) {
+      auto names = regex_capture_names(s, p);
+      captures.insert(names.begin(), names.end());
+    }
+    if (!captures.count(field.text)) {
+      auto& d = s.diags.report(DiagId::field_not_captured, field.range,
+                               "signature '" + ev.text + "' captures no field '" + field.text + "'",
+                               &r.allows);
+      DiagEngine::note(d, sig.decl->name.range, "'" + ev.text + "' is declared here");
+      ok = false;
+    }
+  }
+  // Peers must fall into groups: each device is compared with the others of its group.
+  static const std::vector<std::string> kAmong = {"same_host", "same_job", "any"};
+  auto relv = relation_from_string(rel.text);
+  if (!relv || std::find(kAmong.begin(), kAmong.end(), rel.text) == kAmong.end()) {
+    bad_word(s, DiagId::unknown_relation, rel, "peer relation for `among`", kAmong, &r.allows);
+    return false;
+  }
+  const DeviceKind ek = sig.sig.kind, lk = r.latent.kind;
+  if (sig.ok && ek != lk && lk != DeviceKind::host) {
+    auto& d = s.diags.report(DiagId::relation_kinds, ev.range,
+                             std::string("the odd ") + to_string(ek) + " of '" + ev.text +
+                                 "' cannot be the place of a latent `on " + to_string(lk) + "`",
+                             &r.allows);
+    DiagEngine::note(d, "a latent on the event's own kind, or `on host` (the odd device's host)");
+    ok = false;
+  }
+  if (sig.ok && *relv != Relation::any && !relation_allows(*relv, ek, ek)) {
+    s.diags.report(DiagId::relation_kinds, rel.range,
+                   std::string("relation '") + rel.text + "' does not relate two " + to_string(ek) +
+                       " devices (" + std::string(relation_info(*relv).kinds_text) + ")",
+                   &r.allows);
+    ok = false;
+  }
+  out->event = ev.text;
+  out->field = field.text;
+  out->among = *relv;
+  return ok;
+}
+
+}  // namespace
+
 // ---- latents ----
 
 // `quorum N`, `quorum P%`, `quorum N and P%` (one of each at most).
@@ -62,6 +125,7 @@ void pass_latents(Sema& s) {
     l.name = name;
     l.loc = to_loc(r.decl->name.range);
     bool has_on = false;
+    std::vector<const Member*> odd;
     for (const Member* m : r.members) {
       using K = Member::Kind;
       switch (m->kind) {
@@ -108,9 +172,19 @@ void pass_latents(Sema& s) {
         case K::quorum:
           if (!lower_quorum(s, *m, &l, &r.allows)) r.ok = false;
           break;
+        case K::odd_one_out:
+          odd.push_back(m);  // after the loop: the check needs `on`
+          break;
         default:
           break;
       }
+    }
+    for (const Member* m : odd) {
+      OddOneOut o;
+      if (odd_one_out_of(s, r, *m, &o))
+        l.odd_one_out.push_back(o);
+      else
+        r.ok = false;
     }
     if (!has_on) {
       s.diags.report(DiagId::missing_statement, r.decl->name.range,

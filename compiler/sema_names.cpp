@@ -275,6 +275,7 @@ bool allowed_in(const Decl& d, Member::Kind k) {
         case K::quorum:
         case K::allow:
         case K::check:
+        case K::odd_one_out:
           return true;
         default:
           return false;
@@ -333,6 +334,7 @@ bool single(Member::Kind k) {
     case K::expect_root:
     case K::expect_no_root:
     case K::expect_event:
+    case K::odd_one_out:  // several: a device that differs in any of them
       return false;
     default:
       return true;

@@ -70,6 +70,8 @@ std::string member_keyword(Member::Kind k) {
       return "background";
     case K::check:
       return "check";
+    case K::odd_one_out:
+      return "odd_one_out";
     case K::cause:
       return "->";
     case K::where:

@@ -58,6 +58,8 @@ memberBody
   | 'quorum' QV+=(NUMBER | PERCENT) ('and' QV+=(NUMBER | PERCENT))?      # quorumMember
   | 'suspect'                                                           # suspectMember
   | 'background'                                                        # backgroundMember
+  // the device whose value of EVENT.FIELD differs from its peers' (latents)
+  | 'odd_one_out' name '.' name 'among' name                            # oddOneOutMember
   | name (',' name)* '->' name (',' name)*                             # causeMember
   | 'where' relation ('and' relation)*                                  # whereMember
   | 'within' duration '..' duration                                     # withinMember
@@ -128,6 +130,7 @@ name
   | 'version' | 'requires' | 'engine' | 'extends' | 'root' | 'no' | 'event' | 'rank'
   | 'matches' | 'group' | 'suspect' | 'background' | 'check' | 'evicts'
   | 'quorum'
+  | 'among'
   ;
 
 // ---- lexer ----

@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "index.h"
+#include "odd_one_out.h"
 #include "reflex/device_id.h"
 
 namespace reflex::engine {
@@ -193,6 +194,8 @@ class Reasoner {
   std::unordered_map<uint32_t, size_t> hosts_with_;  // event name -> hosts that show it
   std::optional<std::vector<std::string>> latent_devices(uint32_t n, const Rule& r,
                                                          const Latent& lat);
+  bool odd_evidence(const std::string& latent);
+  void compute_odd();  // the odd-one-out pass, once
   void walk(const std::vector<uint32_t>& start_nodes);
   void expand_node(uint32_t n);
   template <class F>
@@ -320,6 +323,7 @@ class Reasoner {
   std::vector<std::string> notes_;
   std::set<std::string> seen_notes_;
   std::unordered_map<uint32_t, int64_t> healed_;
+  OddOneOutPass odd_;  // `odd_one_out` latents: where each may stand
   // Scratch of the device probe (accept() never re-enters candidates()).
   std::vector<Topology::DeviceId> topo_ids_;
   std::vector<uint32_t> probe_devs_, probe_found_;
@@ -764,6 +768,11 @@ void Reasoner::ground() {
 std::optional<std::vector<std::string>> Reasoner::latent_devices(uint32_t n, const Rule& r,
                                                                  const Latent& lat) {
   const Event& e = ix_.ev(nodes_[n].ev);
+  if (!lat.odd_one_out.empty()) {  // only where its evidence differs from the peers'
+    compute_odd();
+    auto devs = odd_.placements(lat, r, e, topo_);
+    return devs.empty() ? std::nullopt : std::optional(std::move(devs));
+  }
   std::optional<std::vector<std::string>> cands;
   // Constraints whose device set is larger than a hypothesis may be placed on
   // (a whole job under `same_job`): enumerated only up to that size, then used
@@ -841,6 +850,22 @@ std::optional<std::vector<std::string>> Reasoner::latent_devices(uint32_t n, con
   return cands;
 }
 
+// An `odd_one_out` latent found on some device has evidence of its own: like
+// a rival of an observed root, it competes with what already explains an effect.
+bool Reasoner::odd_evidence(const std::string& latent) {
+  auto lit = ki_.latent.find(in_.find(latent));
+  if (lit == ki_.latent.end() || lit->second->odd_one_out.empty()) return false;
+  compute_odd();
+  return odd_.found(latent);
+}
+
+void Reasoner::compute_odd() {
+  if (odd_.computed()) return;
+  odd_.compute(kb_, topo_, ix_);
+  if (odd_.truncated()) truncated_ = true;
+  for (const std::string& s : odd_.splits()) note(s);
+}
+
 // The hypothesis node of latent `lat` on `dev`, created on first use (kNone when full).
 uint32_t Reasoner::hyp_node(const Latent* lat, const std::string& dev) {
   auto key = std::make_pair(lat->name, dev);
@@ -876,7 +901,7 @@ void Reasoner::hypothesise() {
   for (auto& [n, r] : latent_requests_) {
     bool rival = grounded_[n] != 0;
     // Explained effects need no latent; root candidates may be rivalled.
-    if (rival && !root_set.count(n)) continue;
+    if (rival && !root_set.count(n) && !odd_evidence(r->cause)) continue;
     uint32_t lname = in_.find(r->cause);
     auto lit = ki_.latent.find(lname);
     if (lit == ki_.latent.end()) continue;
@@ -1209,6 +1234,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     std::optional<Event> root_ev;  // rebuilt from the index
     if (g.hyp < 0) root_ev = ix_.ev(g.ev);
     const Event* ev = root_ev ? &*root_ev : nullptr;
+    std::optional<Event> odd_ev;  // an odd_one_out latent's first differing line
     std::string cls, action, remediation, description, host;
     if (g.hyp >= 0) {
       const Hyp& h = hyps_[static_cast<size_t>(g.hyp)];
@@ -1227,6 +1253,10 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
              (h.host.empty() ? h.device : h.host) + " logged nothing after " + t +
              " while its peers kept logging" +
              (h.silent_unknown ? " (its lines without wall time could not be compared)" : ""));
+      else if (const OddFinding* f = odd_.finding(*h.latent, h.device)) {
+        note(odd_.describe(*h.latent, *f, ix_));
+        odd_ev = ix_.ev(f->evidence.front());  // its fields fill the latent's text
+      }
       else if (h.latent->has_quorum())
         note("hypothesised " + h.latent->name + " on " + h.device +
              ": it has no log line of its own; one mechanism for the same fault on " +
@@ -1264,9 +1294,10 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     rc.fault_class = std_cls;
     if (std_cls != cls) rc.subclass = cls;
     rc.score = sc.score;
-    rc.action = expand(action, ev, rc.device, host);
-    rc.check = expand(rc.check, ev, rc.device, host);
-    rc.description = expand(description, ev, rc.device, host);
+    const Event* tev = odd_ev ? &*odd_ev : ev;
+    rc.action = expand(action, tev, rc.device, host);
+    rc.check = expand(rc.check, tev, rc.device, host);
+    rc.description = expand(description, tev, rc.device, host);
     rc.remediation = remediation;
     rc.explains = sc.covered;
     rc.why = sc.why;

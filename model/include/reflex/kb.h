@@ -160,6 +160,14 @@ struct Signature {
   bool background = false;
 };
 
+// `odd_one_out EVENT.FIELD among REL`: the device whose value of FIELD (in
+// its EVENT lines) differs from the value most of its peers under REL share.
+struct OddOneOut {
+  std::string event;
+  std::string field;
+  Relation among = Relation::same_job;
+};
+
 struct Latent {
   std::string name;
   SourceLoc loc;
@@ -178,6 +186,8 @@ struct Latent {
   int quorum_devices = 0;
   double quorum_share = 0;
   bool has_quorum() const { return quorum_devices > 0 || quorum_share > 0; }
+  // Placed only on a device these find odd (any of them), with their lines as evidence.
+  std::vector<OddOneOut> odd_one_out;
 };
 
 struct DeviceRef {
