@@ -4,6 +4,7 @@
 #include <hiredis/hiredis.h>
 
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -206,6 +207,28 @@ class RedisBus final : public EventBus {
     if (!r) return false;
     if (r->type != REDIS_REPLY_INTEGER) return unexpected(err, "publish diagnosis", r.get());
     *published = r->integer == 1;
+    return true;
+  }
+
+  bool trim(const std::string& shard, int64_t max_age_ms, int64_t* removed,
+            std::string* err) override {
+    if (!connect(err)) return false;
+    // Stream ids carry the server's clock: the threshold is taken from it too.
+    Reply t = command({"TIME"}, err);
+    if (!t) return false;
+    if (t->type != REDIS_REPLY_ARRAY || t->elements != 2 ||
+        t->element[0]->type != REDIS_REPLY_STRING || t->element[1]->type != REDIS_REPLY_STRING)
+      return unexpected(err, "TIME");
+    int64_t now_ms = std::strtoll(t->element[0]->str, nullptr, 10) * 1000 +
+                     std::strtoll(t->element[1]->str, nullptr, 10) / 1000;
+    if (now_ms <= max_age_ms) return true;
+    std::string minid = std::to_string(now_ms - max_age_ms);
+    for (const std::string& key : {events_key(shard), diagnoses_key(shard)}) {
+      Reply r = command({"XTRIM", key, "MINID", "~", minid}, err);
+      if (!r) return false;
+      if (r->type != REDIS_REPLY_INTEGER) return unexpected(err, "XTRIM", r.get());
+      *removed += r->integer;
+    }
     return true;
   }
 

@@ -7,6 +7,7 @@
 // repeated) to the diagnoses stream, stdout (JSONL) and Alertmanager.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <deque>
@@ -47,6 +48,7 @@ struct Shard {
   std::unordered_set<std::string> seen;
   std::deque<std::string> seen_order;
   Clock::time_point last_renew{};
+  std::optional<Clock::time_point> last_trim;      // retention (--retention)
   std::optional<Clock::time_point> waiting_since;  // oldest event not yet answered
   std::vector<Diagnosis> out;                      // from the engine's callback
 };
@@ -69,6 +71,9 @@ void declare_watch_metrics(Metrics& metrics) {
   metrics.counter("reflex_watch_takeovers_total", "Shard leases acquired.");
   metrics.counter("reflex_watch_leases_lost_total", "Shard leases lost.");
   metrics.counter("reflex_watch_bus_errors_total", "Failed calls to Redis.");
+  metrics.counter("reflex_watch_trimmed_entries_total",
+                  "Stream entries dropped by time-based retention (--retention).");
+  metrics.counter("reflex_watch_trim_failures_total", "Failed retention trims.");
   metrics.counter("reflex_watch_alerts_sent_total", "Alerts posted to Alertmanager, by state.");
   metrics.counter("reflex_watch_alert_failures_total", "Failed posts to Alertmanager.");
   metrics.gauge("reflex_watch_shards_owned", "Shards this diagnoser owns now.");
@@ -89,6 +94,7 @@ class RedisDiagnoser {
     std::string owner;
     int ttl_ms = 0;
     size_t read_batch = 0;
+    int64_t retention_ms = 0;  // 0: no time-based retention
   };
 
   RedisDiagnoser(Config cfg, bus::EventBus& bus, Metrics& metrics, AlertSink& alerts)
@@ -113,6 +119,7 @@ class RedisDiagnoser {
           scan_shards();
         }
         renew_leases(now);
+        trim_shards(now);
         busy = read_shards();
       }
       if (Clock::now() - last_tick_ > std::chrono::milliseconds(200)) {
@@ -231,6 +238,32 @@ class RedisDiagnoser {
     }
   }
 
+  // Time-based retention, by each shard's owner: its streams lose what is
+  // older than --retention, at take-over and then every retention/10 (at
+  // most a minute apart). A failure (e.g. an ACL without XTRIM) is said and
+  // counted; it does not hold the diagnoser back.
+  void trim_shards(Clock::time_point now) {
+    if (cfg_.retention_ms <= 0) return;
+    auto every =
+        std::chrono::milliseconds(std::clamp<int64_t>(cfg_.retention_ms / 10, 1000, 60000));
+    for (auto& [name, s] : shards_) {
+      if (s.last_trim && now - *s.last_trim < every) continue;
+      s.last_trim = now;
+      int64_t removed = 0;
+      std::string e;
+      if (!bus_.trim(name, cfg_.retention_ms, &removed, &e)) {
+        metrics_.add("reflex_watch_trim_failures_total");
+        log_limited(Level::warn, "trim", "retention trim of shard " + name + " failed: " + e);
+        continue;
+      }
+      if (removed > 0) {
+        metrics_.add("reflex_watch_trimmed_entries_total", static_cast<double>(removed));
+        log(Level::debug, "shard " + name + ": " + std::to_string(removed) +
+                              " entries older than the retention dropped");
+      }
+    }
+  }
+
   // New entries of every owned shard into its engine; true when any arrived.
   // Events of devices without a host (fabric switches, shared storage) go to
   // the cluster shard; any job's incident may need them, so every shard's
@@ -342,8 +375,8 @@ class RedisDiagnoser {
 int run_watch_redis(int argc, char** argv) {
   CLI::App app{"Diagnose the shards of a Redis Streams deployment, publish diagnoses",
                "reflex watch"};
-  std::string kb_path, topo_path, redis_url, settle, skew, owner, lease_ttl = "6s", alert_url,
-                                                                  resend = "60s", alert_ttl = "30m";
+  std::string kb_path, topo_path, redis_url, settle, skew, owner,
+      lease_ttl = "6s", alert_url, resend = "60s", alert_ttl = "30m", retention = "24h";
   bool strict = false;
   size_t read_batch = 2000;
   DaemonOptions dopts;
@@ -360,6 +393,9 @@ int run_watch_redis(int argc, char** argv) {
   app.add_option("--alert-ttl", alert_ttl,
                  "resolve an incident's alerts after this long without a new answer (default 30m)");
   app.add_option("--read-batch", read_batch, "stream entries per read (default 2000)");
+  app.add_option("--retention", retention,
+                 "drop stream entries older than this from the owned shards (XTRIM MINID ~; "
+                 "at least 1m; default 24h, 0s = none, the agents' --maxlen only)");
   add_strict_transport_flag(app, &strict);
   add_daemon_options(app, &dopts);
   if (auto rc = parse_or_exit(app, argc, argv, "reflex watch")) return *rc;
@@ -370,12 +406,13 @@ int run_watch_redis(int argc, char** argv) {
   }
   EngineOptions opts;
   opts.ingest.strict_transport = strict;
-  double ttl_s = 0, resend_s = 0, alert_ttl_s = 0;
+  double ttl_s = 0, resend_s = 0, alert_ttl_s = 0, retention_s = 0;
   for (auto [text, out, name] : {std::tuple{&settle, &opts.settle_s, "--settle"},
                                  std::tuple{&skew, &opts.clock_skew_s, "--skew"},
                                  std::tuple{&lease_ttl, &ttl_s, "--lease-ttl"},
                                  std::tuple{&resend, &resend_s, "--alert-resend"},
-                                 std::tuple{&alert_ttl, &alert_ttl_s, "--alert-ttl"}}) {
+                                 std::tuple{&alert_ttl, &alert_ttl_s, "--alert-ttl"},
+                                 std::tuple{&retention, &retention_s, "--retention"}}) {
     if (text->empty()) continue;
     auto d = parse_duration_s(*text);
     if (!d || *d < 0) {
@@ -383,6 +420,10 @@ int run_watch_redis(int argc, char** argv) {
       return 2;
     }
     *out = *d;
+  }
+  if (retention_s > 0 && retention_s < 60) {
+    log(Level::error, "--retention below 1m would drop events an open incident still needs");
+    return 2;
   }
   if (ttl_s < 0.3 || read_batch == 0) {
     log(Level::error, "--lease-ttl must be at least 300ms and --read-batch positive");
@@ -427,6 +468,7 @@ int run_watch_redis(int argc, char** argv) {
   cfg.owner = owner;
   cfg.ttl_ms = static_cast<int>(ttl_s * 1000);
   cfg.read_batch = read_batch;
+  cfg.retention_ms = static_cast<int64_t>(retention_s * 1000);
   RedisDiagnoser diagnoser(std::move(cfg), *bus, metrics, alerts);
   diagnoser.run();
   return 0;
