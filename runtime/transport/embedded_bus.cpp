@@ -87,6 +87,26 @@ class EmbeddedBus final : public EventBus {
     return true;
   }
 
+  bool members(const std::string& owner, int ttl_ms, std::vector<std::string>* live,
+               std::string*) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto now = Clock::now();
+    if (ttl_ms > 0)
+      members_[owner] = now + std::chrono::milliseconds(ttl_ms);
+    else
+      members_.erase(owner);
+    live->clear();
+    for (auto it = members_.begin(); it != members_.end();) {
+      if (it->second <= now) {
+        it = members_.erase(it);
+        continue;
+      }
+      live->push_back(it->first);  // std::map: sorted
+      ++it;
+    }
+    return true;
+  }
+
   bool trim(const std::string& shard, int64_t max_age_ms, int64_t* removed, std::string*) override {
     std::lock_guard<std::mutex> lk(mu_);
     int64_t min_ms = now_ms() - max_age_ms;
@@ -131,6 +151,7 @@ class EmbeddedBus final : public EventBus {
   std::mutex mu_;
   std::map<std::string, Stream> streams_;
   std::map<std::string, Lease> leases_;
+  std::map<std::string, Clock::time_point> members_;
   std::set<std::string> published_;
   std::map<std::string, std::vector<std::pair<int64_t, std::string>>> diagnoses_;
 };

@@ -81,6 +81,20 @@ TEST(EmbeddedBus, TrimByAgeDropsOnlyOlderEntries) {
   EXPECT_EQ(out.size(), 1u);  // another shard is untouched
 }
 
+TEST(EmbeddedBus, MembersLapseAndLeave) {
+  auto b = make_embedded_bus();
+  std::string err;
+  std::vector<std::string> live;
+  ASSERT_TRUE(b->members("d2", 100, &live, &err));
+  ASSERT_TRUE(b->members("d1", 100000, &live, &err));
+  EXPECT_EQ(live, (std::vector<std::string>{"d1", "d2"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ASSERT_TRUE(b->members("d1", 100000, &live, &err));
+  EXPECT_EQ(live, (std::vector<std::string>{"d1"}));  // d2 lapsed
+  ASSERT_TRUE(b->members("d1", 0, &live, &err));      // d1 leaves
+  EXPECT_TRUE(live.empty());
+}
+
 TEST(RedisBus, BadUrlsAreRefusedAndPasswordsRedacted) {
   std::string err;
   EXPECT_EQ(make_redis_bus("http://x", {}, &err), nullptr);

@@ -16,8 +16,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Redis, check, events_counts, free_port, http_get, metric, spawn,  # noqa
-                     stream_counts, tempdir, wait_for)
+from harness import (Redis, check, dump_logs_on_failure, events_counts, free_port,  # noqa
+                     http_get, metric, spawn, stream_counts, tempdir, wait_for)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--reflex", required=True)
@@ -26,18 +26,7 @@ ap.add_argument("--bundle", required=True)
 a = ap.parse_args()
 
 tmp = tempdir()
-
-
-def _dump_logs(kind, value, tb):
-    """On failure: the agents' logs, then the error."""
-    for n in sorted(os.listdir(tmp)):
-        if n.endswith(".log"):
-            print("---- %s (last 30 lines)" % n)
-            print("".join(open(os.path.join(tmp, n)).readlines()[-30:]))
-    sys.__excepthook__(kind, value, tb)
-
-
-sys.excepthook = _dump_logs
+dump_logs_on_failure(tmp)
 topo = os.path.join(a.bundle, "topology.json")
 samples = open(os.path.join(a.bundle, "hosts", "node-0017", "kern.log")).read().splitlines()
 # Two sample kinds whose storms fold by time (dedup): folds then depend on

@@ -86,6 +86,11 @@ class StdoutBus final : public bus::EventBus {
     *published = true;
     return true;
   }
+  bool members(const std::string& owner, int, std::vector<std::string>* live,
+               std::string*) override {
+    *live = {owner};  // no other process shares stdout
+    return true;
+  }
   bool trim(const std::string&, int64_t, int64_t*, std::string*) override {
     return true;  // nothing is kept here
   }

@@ -1,6 +1,8 @@
 // Diagnoser over Redis Streams. Every shard (one event stream) is owned by one
 // diagnoser at a time through a lease (SET NX PX, renewed at a third of its
-// TTL, taken over when it lapses). An owner's state is derived: it rebuilds
+// TTL, taken over when it lapses). Diagnosers announce themselves in a
+// membership set; each takes at most ceil(shards / live diagnosers) and gives
+// shards up, one a second, when over that share. An owner's state is derived: it rebuilds
 // the shard's window by reading the stream from its start, drops events whose
 // id it has seen (redeliveries), and publishes each answer once per incident
 // (an answer already published by the previous owner is recognized and not
@@ -70,6 +72,9 @@ void declare_watch_metrics(Metrics& metrics) {
                   "Diagnoses whose answer had been published already (e.g. before a takeover).");
   metrics.counter("reflex_watch_takeovers_total", "Shard leases acquired.");
   metrics.counter("reflex_watch_leases_lost_total", "Shard leases lost.");
+  metrics.counter("reflex_watch_shards_released_total",
+                  "Shards given up to balance them with a diagnoser that joined.");
+  metrics.gauge("reflex_watch_live_diagnosers", "Diagnosers alive (membership in Redis).");
   metrics.counter("reflex_watch_bus_errors_total", "Failed calls to Redis.");
   metrics.counter("reflex_watch_trimmed_entries_total",
                   "Stream entries dropped by time-based retention (--retention).");
@@ -114,6 +119,7 @@ class RedisDiagnoser {
         while (!unpublished_.empty() &&
                publish(unpublished_.front().first, unpublished_.front().second))
           unpublished_.pop_front();
+        renew_membership(now);
         if (now - last_scan_ > std::chrono::seconds(1)) {
           last_scan_ = now;
           scan_shards();
@@ -190,7 +196,29 @@ class RedisDiagnoser {
     s.out.clear();
   }
 
-  // Leases on the shards nobody holds.
+  // Announces this diagnoser alive (same TTL as its leases, renewed with
+  // them) and learns how many are. Without an answer (e.g. an ACL file
+  // without the membership key) it counts itself alone: every free shard is
+  // then taken, as before balancing.
+  void renew_membership(Clock::time_point now) {
+    if (last_members_ && now - *last_members_ < renew_every_) return;
+    last_members_ = now;
+    std::vector<std::string> live;
+    std::string e;
+    if (!bus_.members(cfg_.owner, cfg_.ttl_ms, &live, &e)) {
+      metrics_.add("reflex_watch_bus_errors_total");
+      log_limited(Level::warn, "members",
+                  "diagnoser membership: " + e + " (shards are not balanced meanwhile)");
+      live.clear();
+    }
+    live_ = std::max<size_t>(1, live.size());
+    metrics_.set("reflex_watch_live_diagnosers", static_cast<double>(live_));
+  }
+
+  // This diagnoser's share: ceil(shards / live diagnosers).
+  size_t share() const { return (known_shards_ + live_ - 1) / live_; }
+
+  // Leases on the shards nobody holds, up to this diagnoser's share.
   void scan_shards() {
     std::vector<std::string> names;
     std::string e;
@@ -198,7 +226,9 @@ class RedisDiagnoser {
       bus_error("list shards", e);
       return;
     }
+    known_shards_ = names.size();
     for (const std::string& n : names) {
+      if (shards_.size() >= share()) break;
       if (shards_.count(n)) continue;
       bool held = false;
       if (!bus_.lease(n, cfg_.owner, cfg_.ttl_ms, &held, &e)) {
@@ -207,6 +237,36 @@ class RedisDiagnoser {
       }
       if (held) take(n);
     }
+    rebalance();
+  }
+
+  // More than its share (a diagnoser joined): gives one shard up per scan,
+  // the one with the fewest open incidents, releasing its lease so another
+  // takes it at once and rebuilds it from the stream (answers already
+  // published are recognized, not repeated).
+  void rebalance() {
+    if (shards_.size() <= share()) return;
+    auto victim = shards_.end();
+    uint64_t fewest = UINT64_MAX;
+    for (auto it = shards_.begin(); it != shards_.end(); ++it) {
+      uint64_t open = it->second.eng->stats().open_incidents;
+      if (open < fewest) {
+        fewest = open;
+        victim = it;
+      }
+    }
+    std::string name = victim->first, e;
+    drain_out(victim->second);
+    if (!bus_.release(name, cfg_.owner, &e)) {
+      bus_error("release", e);
+      return;
+    }
+    metrics_.add("reflex_watch_shards_released_total");
+    log(Level::info, "gave shard " + name + " up to balance (" + std::to_string(live_) +
+                         " diagnosers, " + std::to_string(known_shards_) + " shards, share " +
+                         std::to_string(share()) + ")");
+    alerts_.forget_shard(name);
+    shards_.erase(victim);
   }
 
   // Renew; a lease not confirmed within its TTL is someone else's now.
@@ -355,6 +415,9 @@ class RedisDiagnoser {
       std::string e;
       bus_.release(name, cfg_.owner, &e);
     }
+    std::vector<std::string> live;
+    std::string e;
+    bus_.members(cfg_.owner, 0, &live, &e);  // the others' shares grow at once
     log(Level::info, "stopped; released " + std::to_string(shards_.size()) + " shard(s)");
   }
 
@@ -368,6 +431,8 @@ class RedisDiagnoser {
   Backoff backoff_{std::chrono::milliseconds(100), std::chrono::seconds(5)};
   Clock::time_point last_scan_ = Clock::now() - std::chrono::hours(1);
   Clock::time_point last_tick_ = Clock::now();
+  std::optional<Clock::time_point> last_members_;
+  size_t live_ = 1, known_shards_ = 0;  // live diagnosers, shards with a stream
 };
 
 }  // namespace

@@ -60,6 +60,11 @@ class EventBus {
   virtual bool publish_diagnosis(const std::string& shard, const std::string& incident,
                                  int revision, const std::string& answer, const std::string& json,
                                  bool* published, std::string* err) = 0;
+  // Diagnoser membership, for balancing shards: announces `owner` alive for
+  // ttl_ms (0: leaves at once) and returns, sorted, every diagnoser whose
+  // announcement has not lapsed (owner included unless it left).
+  virtual bool members(const std::string& owner, int ttl_ms, std::vector<std::string>* live,
+                       std::string* err) = 0;
   // Time-based retention of a shard: drops the entries of its event and
   // diagnoses streams added more than max_age_ms ago by the bus's clock
   // (Redis: TIME and XTRIM MINID ~, so whole stream nodes go, never a newer
@@ -83,6 +88,7 @@ std::string events_key(const std::string& shard);     // reflex:{shard}:events
 std::string lease_key(const std::string& shard);      // reflex:{shard}:lease
 std::string diagnoses_key(const std::string& shard);  // reflex:{shard}:diagnoses
 std::string published_key(const std::string& shard);  // reflex:{shard}:published
+std::string members_key();                            // reflex:diagnosers
 
 // The URL without its password, for logs.
 std::string redact_url(const std::string& url);
