@@ -39,13 +39,13 @@ redis = Redis(tmp).start()
 counter = [0]
 
 
-def lines(n):
+def lines(n, kinds=2):
     out = []
     for _ in range(n):
         i = counter[0]
         counter[0] += 1
         ts = time.strftime("%b %e %H:%M:%S", time.gmtime(start + i))
-        out.append("%s node-0017 kernel: %s\n" % (ts, msgs[i % 2]))
+        out.append("%s node-0017 kernel: %s\n" % (ts, msgs[i % kinds]))
     return "".join(out)
 
 
@@ -168,16 +168,19 @@ redis.cli("DEL", KEY)
 # 3. A .gz cut short (gzip still writing): read as far as it goes; kill -9;
 #    the rest written; the restarted agent finishes it.
 h = Host("partial")
-h.write(lines(1000), "kern.log.1")
+# One kind of line: one fold open at a time. With two kinds interleaved, a
+# kill -9 can leave the position before one kind's open fold and after the
+# start of the other kind's fold already sent; its lines then count twice
+# (the limit the README states, not a .gz matter).
+h.write(lines(1000, kinds=1), "kern.log.1")
 h.run_once("before the partial .gz")
-h.write(lines(6000), "kern.log.1")
+h.write(lines(6000, kinds=1), "kern.log.1")
 os.rename(os.path.join(h.dir, "kern.log"), os.path.join(tmp, "partial-kern.log.1"))
 whole = gzip.compress(open(os.path.join(tmp, "partial-kern.log.1"), "rb").read(),
                       compresslevel=1)
 gzpath = os.path.join(h.dir, "kern.log.1.gz")
 with open(gzpath, "wb") as f:
     f.write(whole[:len(whole) // 2])
-h.write(lines(10))
 p = h.agent(once=False)
 wait_for(lambda: "waiting for the rest" in h.log_text(), 60, "the agent reads the partial .gz")
 read_half = wait_for(lambda: metric(http_get("http://127.0.0.1:%d/metrics" % h.metrics_port),
@@ -188,9 +191,10 @@ read_half = metric(http_get("http://127.0.0.1:%d/metrics" % h.metrics_port),
 time.sleep(0.5)  # its positions reach the state file
 p.kill()
 p.wait(timeout=10)
-check(1000 < read_half < 7010, "part of the .gz read before kill -9 (%d lines)" % read_half)
+check(1000 < read_half < 7000, "part of the .gz read before kill -9 (%d lines)" % read_half)
 with open(gzpath, "ab") as f:
     f.write(whole[len(whole) // 2:])
+h.write(lines(10, kinds=1))
 h.run_once("after the .gz was completed")
 compare(h, "partial .gz, kill -9, completed")
 check(not any(".gz" in e for e in evidences()), "the partial .gz continued kern.log's names")

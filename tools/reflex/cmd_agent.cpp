@@ -922,10 +922,10 @@ struct Agent {
     pending.push_back(std::move(m));
   }
 
-  // Quiet input, folds sent by time: positions held back by them move up to
-  // where the files were read. Without this a kill -9 now re-reads lines
-  // whose fold was already sent, folds them again with another count under
-  // the same id, and the diagnoser keeps the first count.
+  // Folds sent by time (quiet input) or closed by another file's later line:
+  // positions held back by them move up to where the files were read. Without this a kill -9 now
+  // re-reads lines whose fold was already sent, folds them again with another count under the same
+  // id, and the diagnoser keeps the first count.
   void advance_checkpoints() {
     for (auto& [k, f] : files)
       if (f.safe.offset != f.read.offset && !f.target && f.fed_from &&
@@ -1343,12 +1343,12 @@ void agent_loop(Agent& a, Metrics& metrics, const std::vector<std::string>& foll
     if (a.full() && !was_full) metrics.add("reflex_agent_buffer_full_total");
     was_full = a.full();
     // Quiet input: time moves storm folds along (a storm that stopped is sent).
-    if (!any) {
+    if (!any)
       a.ing.advance_time(std::chrono::duration_cast<std::chrono::microseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count());
-      a.advance_checkpoints();
-    }
+    // Folds close by time and by other files' later lines, too.
+    a.advance_checkpoints();
     bool drained = a.publish();
     a.refresh_stats();
     if (once && !any && !in.open && a.journal.fd < 0 && drained) {
