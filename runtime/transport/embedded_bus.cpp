@@ -22,7 +22,11 @@ class EmbeddedBus final : public EventBus {
     for (const auto& [shard, rec] : batch) {
       Stream& s = streams_[shard];
       s.entries.push_back({std::to_string(++s.next) + "-0", rec.id, rec.payload, false});
-      while (s.entries.size() > opts_.maxlen) s.entries.erase(s.entries.begin());
+      s.added.push_back(now_ms());
+      while (s.entries.size() > opts_.maxlen) {
+        s.entries.erase(s.entries.begin());
+        s.added.erase(s.added.begin());
+      }
     }
     return true;
   }
@@ -76,9 +80,50 @@ class EmbeddedBus final : public EventBus {
     std::lock_guard<std::mutex> lk(mu_);
     *published = published_.insert(shard + "\n" + incident + "\n" + answer).second;
     if (*published) {
-      diagnoses_[shard].push_back(json);
-      while (diagnoses_[shard].size() > opts_.diagnoses_maxlen)
-        diagnoses_[shard].erase(diagnoses_[shard].begin());
+      auto& d = diagnoses_[shard];
+      d.emplace_back(now_ms(), json);
+      while (d.size() > opts_.diagnoses_maxlen) d.erase(d.begin());
+    }
+    return true;
+  }
+
+  bool members(const std::string& owner, int ttl_ms, std::vector<std::string>* live,
+               std::string*) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto now = Clock::now();
+    if (ttl_ms > 0)
+      members_[owner] = now + std::chrono::milliseconds(ttl_ms);
+    else
+      members_.erase(owner);
+    live->clear();
+    for (auto it = members_.begin(); it != members_.end();) {
+      if (it->second <= now) {
+        it = members_.erase(it);
+        continue;
+      }
+      live->push_back(it->first);  // std::map: sorted
+      ++it;
+    }
+    return true;
+  }
+
+  bool trim(const std::string& shard, int64_t max_age_ms, int64_t* removed, std::string*) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    int64_t min_ms = now_ms() - max_age_ms;
+    if (auto it = streams_.find(shard); it != streams_.end()) {
+      Stream& s = it->second;
+      size_t n = 0;
+      while (n < s.added.size() && s.added[n] < min_ms) ++n;
+      s.entries.erase(s.entries.begin(), s.entries.begin() + static_cast<ptrdiff_t>(n));
+      s.added.erase(s.added.begin(), s.added.begin() + static_cast<ptrdiff_t>(n));
+      *removed += static_cast<int64_t>(n);
+    }
+    if (auto it = diagnoses_.find(shard); it != diagnoses_.end()) {
+      auto& d = it->second;
+      size_t n = 0;
+      while (n < d.size() && d[n].first < min_ms) ++n;
+      d.erase(d.begin(), d.begin() + static_cast<ptrdiff_t>(n));
+      *removed += static_cast<int64_t>(n);
     }
     return true;
   }
@@ -86,9 +131,17 @@ class EmbeddedBus final : public EventBus {
   std::string describe() const override { return "embedded"; }
 
  private:
+  // Wall clock, as Redis stamps its stream ids.
+  static int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+
   struct Stream {
     uint64_t next = 0;
     std::vector<Entry> entries;
+    std::vector<int64_t> added;  // when each entry was appended (ms)
   };
   struct Lease {
     std::string owner;
@@ -98,8 +151,9 @@ class EmbeddedBus final : public EventBus {
   std::mutex mu_;
   std::map<std::string, Stream> streams_;
   std::map<std::string, Lease> leases_;
+  std::map<std::string, Clock::time_point> members_;
   std::set<std::string> published_;
-  std::map<std::string, std::vector<std::string>> diagnoses_;
+  std::map<std::string, std::vector<std::pair<int64_t, std::string>>> diagnoses_;
 };
 
 }  // namespace

@@ -15,6 +15,10 @@ std::string published_key(const std::string& shard) {
   return "reflex:{" + shard + "}:published";
 }
 
+std::string members_key() {
+  return "reflex:diagnosers";
+}
+
 std::string redact_url(const std::string& url) {
   auto scheme = url.find("://");
   auto at = url.rfind('@');

@@ -3,7 +3,9 @@
 // caller failed calls (which it retries with backoff), never a crash.
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -81,6 +83,17 @@ const char* kPublishScript =
     "if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then "
     "redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'incident', ARGV[5], "
     "'revision', ARGV[2], 'diagnosis', ARGV[3]) return 1 end return 0";
+
+// Membership: a sorted set of diagnosers scored by when their announcement
+// lapses, on the server's clock (TIME in a script is fine: Redis 7
+// replicates a script's effects, not the script).
+const char* kMembersScript =
+    "local t = redis.call('TIME') "
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) "
+    "if tonumber(ARGV[2]) > 0 then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1]) "
+    "else redis.call('ZREM', KEYS[1], ARGV[1]) end "
+    "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) "
+    "return redis.call('ZRANGE', KEYS[1], 0, -1)";
 
 class RedisBus final : public EventBus {
  public:
@@ -206,6 +219,43 @@ class RedisBus final : public EventBus {
     if (!r) return false;
     if (r->type != REDIS_REPLY_INTEGER) return unexpected(err, "publish diagnosis", r.get());
     *published = r->integer == 1;
+    return true;
+  }
+
+  bool members(const std::string& owner, int ttl_ms, std::vector<std::string>* live,
+               std::string* err) override {
+    if (!connect(err)) return false;
+    Reply r =
+        command({"EVAL", kMembersScript, "1", members_key(), owner, std::to_string(ttl_ms)}, err);
+    if (!r) return false;
+    if (r->type != REDIS_REPLY_ARRAY) return unexpected(err, "members", r.get());
+    live->clear();
+    for (size_t i = 0; i < r->elements; ++i)
+      if (r->element[i]->type == REDIS_REPLY_STRING)
+        live->emplace_back(r->element[i]->str, r->element[i]->len);
+    std::sort(live->begin(), live->end());
+    return true;
+  }
+
+  bool trim(const std::string& shard, int64_t max_age_ms, int64_t* removed,
+            std::string* err) override {
+    if (!connect(err)) return false;
+    // Stream ids carry the server's clock: the threshold is taken from it too.
+    Reply t = command({"TIME"}, err);
+    if (!t) return false;
+    if (t->type != REDIS_REPLY_ARRAY || t->elements != 2 ||
+        t->element[0]->type != REDIS_REPLY_STRING || t->element[1]->type != REDIS_REPLY_STRING)
+      return unexpected(err, "TIME");
+    int64_t now_ms = std::strtoll(t->element[0]->str, nullptr, 10) * 1000 +
+                     std::strtoll(t->element[1]->str, nullptr, 10) / 1000;
+    if (now_ms <= max_age_ms) return true;
+    std::string minid = std::to_string(now_ms - max_age_ms);
+    for (const std::string& key : {events_key(shard), diagnoses_key(shard)}) {
+      Reply r = command({"XTRIM", key, "MINID", "~", minid}, err);
+      if (!r) return false;
+      if (r->type != REDIS_REPLY_INTEGER) return unexpected(err, "XTRIM", r.get());
+      *removed += r->integer;
+    }
     return true;
   }
 

@@ -59,6 +59,42 @@ TEST(EmbeddedBus, AnAnswerIsPublishedOnce) {
   EXPECT_TRUE(published);  // a different answer
 }
 
+TEST(EmbeddedBus, TrimByAgeDropsOnlyOlderEntries) {
+  auto b = make_embedded_bus();
+  std::string err;
+  bool published = false;
+  ASSERT_TRUE(
+      b->publish_events({{"s", {"1", "p1"}}, {"s", {"2", "p2"}}, {"t", {"3", "p3"}}}, &err));
+  ASSERT_TRUE(b->publish_diagnosis("s", "inc-1", 1, "A", "{}", &published, &err));
+  int64_t removed = 0;
+  ASSERT_TRUE(b->trim("s", 3600 * 1000, &removed, &err));  // all younger than an hour
+  EXPECT_EQ(removed, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(b->trim("s", 0, &removed, &err));  // all older than now
+  EXPECT_EQ(removed, 3);                         // two events, one diagnosis
+  std::vector<Entry> out;
+  std::string cursor = "0";
+  ASSERT_TRUE(b->read_events("s", &cursor, 10, &out, &err));
+  EXPECT_TRUE(out.empty());
+  cursor = "0";
+  ASSERT_TRUE(b->read_events("t", &cursor, 10, &out, &err));
+  EXPECT_EQ(out.size(), 1u);  // another shard is untouched
+}
+
+TEST(EmbeddedBus, MembersLapseAndLeave) {
+  auto b = make_embedded_bus();
+  std::string err;
+  std::vector<std::string> live;
+  ASSERT_TRUE(b->members("d2", 100, &live, &err));
+  ASSERT_TRUE(b->members("d1", 100000, &live, &err));
+  EXPECT_EQ(live, (std::vector<std::string>{"d1", "d2"}));
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ASSERT_TRUE(b->members("d1", 100000, &live, &err));
+  EXPECT_EQ(live, (std::vector<std::string>{"d1"}));  // d2 lapsed
+  ASSERT_TRUE(b->members("d1", 0, &live, &err));      // d1 leaves
+  EXPECT_TRUE(live.empty());
+}
+
 TEST(RedisBus, BadUrlsAreRefusedAndPasswordsRedacted) {
   std::string err;
   EXPECT_EQ(make_redis_bus("http://x", {}, &err), nullptr);

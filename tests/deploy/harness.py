@@ -324,3 +324,16 @@ def tempdir():
     d = tempfile.mkdtemp(prefix="reflex-deploy-")
     atexit.register(lambda: shutil.rmtree(d, ignore_errors=True))
     return d
+
+
+def dump_logs_on_failure(tmp, lines=30):
+    """On an uncaught error: the last lines of every *.log in tmp (the
+    processes' stderr), then the error, so a failed run explains itself."""
+    def hook(kind, value, tb):
+        for n in sorted(os.listdir(tmp)):
+            if n.endswith(".log"):
+                print("---- %s (last %d lines)" % (n, lines))
+                with open(os.path.join(tmp, n), errors="replace") as f:
+                    print("".join(f.readlines()[-lines:]))
+        sys.__excepthook__(kind, value, tb)
+    sys.excepthook = hook

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,7 @@
 #include "commands.h"
 #include "daemon.h"
 #include "deploy_codec.h"
+#include "reflex/artifact.h"
 #include "reflex/bus.h"
 #include "reflex/compiler.h"
 #include "reflex/ingest.h"
@@ -51,6 +53,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr size_t kReadChunk = 1 << 20;  // per read() of a followed file
 constexpr size_t kMaxLine = 1 << 20;    // longer lines are cut (counted)
+constexpr size_t kPrint = 4096;         // bytes hashed at a file's start and before a position
+constexpr size_t kMaxClosed = 512;      // positions of closed files kept in the state file
+constexpr size_t kMaxGhosts = 64;       // positions whose inode was reused, kept for .gz matching
 
 // Without --redis: the bus is stdout, one JSON object a line.
 class StdoutBus final : public bus::EventBus {
@@ -81,6 +86,14 @@ class StdoutBus final : public bus::EventBus {
     *published = true;
     return true;
   }
+  bool members(const std::string& owner, int, std::vector<std::string>* live,
+               std::string*) override {
+    *live = {owner};  // no other process shares stdout
+    return true;
+  }
+  bool trim(const std::string&, int64_t, int64_t*, std::string*) override {
+    return true;  // nothing is kept here
+  }
   std::string describe() const override { return "stdout"; }
 };
 
@@ -93,6 +106,28 @@ struct Position {
   uint64_t offset = 0, line = 0;
 };
 
+// What identifies a file's content whatever its inode: a hash of its first
+// bytes and one of the bytes just before a saved position. A compressed
+// rotation (kern.log.1.gz) is recognized by them as the file it was, and
+// finished from where that file was read to; a reused inode is told apart.
+struct Print {
+  uint64_t head_len = 0;  // min(position, kPrint)
+  std::string head;       // sha256 of the first head_len bytes
+  std::string tail;  // sha256 of the min(position, kPrint) bytes before the position; "" = none
+};
+
+std::string sha(std::string_view s) {
+  return sha256_hex(std::string(s));
+}
+
+int64_t mtime_ns(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+bool is_gz_name(const std::string& n) {
+  return n.size() > 3 && n.compare(n.size() - 3, 3, ".gz") == 0;
+}
+
 struct Followed {
   FileKey key;
   std::string path;      // current name
@@ -103,6 +138,20 @@ struct Followed {
   bool rotated = false;   // renamed away from a followed path: read to EOF, then close
   bool skipping = false;  // inside a line longer than kMaxLine
   std::unique_ptr<LineParser> parser;
+  std::string head_bytes;  // the first min(size, kPrint) bytes, once known
+  // A compressed file (.gz): read through zlib; offsets and lines count its
+  // uncompressed text, as they did in the file it was compressed from.
+  bool gz = false;
+  gzFile gzf = nullptr;
+  std::string carry;               // decompressed, not yet consumed; starts at read.offset
+  uint64_t carry_at = 0;           // stream offset of carry[0]
+  std::optional<Position> target;  // a known file's position: pass the bytes before it
+  std::string want_tail;           // that position's tail print ("" = not checked)
+  std::string window;              // the last kPrint bytes passed on the way to target
+  bool complete = false;           // the stream ended with its trailer
+  bool waiting_said = false;
+  std::optional<FileKey> supersedes;  // the file whose position this one continues
+  std::optional<uint64_t> fed_from;   // the first line this process fed from it
 };
 
 // A published record, or a checkpoint that becomes durable once every record
@@ -116,6 +165,15 @@ struct Pending {
   std::string path, evidence;
   std::string cursor;  // the journal's (key {0, 0}): where to continue after a restart
   Clock::time_point queued;
+  // Files: what recognizes the file's content at pos, and what it was.
+  Print print;
+  Position safe;          // in-process resume entries: checkpoint behind pos (open folds)
+  bool gz = false;        // a compressed file
+  bool done = false;      // a compressed file read to its end (skipped while size and mtime hold)
+  bool was_open = false;  // loaded: the file was being followed when the state was written
+  uint64_t size = 0;
+  int64_t mtime = 0, seen = 0;  // mtime in ns; seen: unix seconds of the last update
+  std::optional<FileKey> supersedes;
 };
 
 // The journal, read from `journalctl -f -o json` (or --journal-command): its
@@ -161,7 +219,13 @@ struct Agent {
   std::deque<Pending> pending;
   size_t pending_events = 0;
   std::map<FileKey, Pending> committed;  // durable positions (state file)
-  std::map<FileKey, Pending> resume;     // from the state file at start
+  std::map<FileKey, Pending> resume;     // from the state file at start, and closed files
+  std::vector<Pending> ghosts;           // positions whose inode now holds other content
+  std::map<FileKey, Pending> closing;    // closed, position held back by an open fold
+  bool state_loaded = false;             // a state file was there: not the agent's first start
+  bool history_scan = false;             // the first scan of a first start (below)
+  size_t history_skipped = 0;
+  bool first_scan = true;
   bool state_dirty = false;
   Backoff backoff{std::chrono::milliseconds(100), std::chrono::seconds(5)};
   uint64_t published = 0;
@@ -197,37 +261,80 @@ struct Agent {
              ": not a reflex agent state file (give another --state; a stale one may be removed)";
       return false;
     }
-    for (const auto& f : j["files"]) {
-      if (!f.is_object()) continue;
+    auto entry = [](const nlohmann::json& f) {
       Pending p;
       p.marker = true;
       p.key.dev = f.value("dev", uint64_t{0});
       p.key.ino = f.value("ino", uint64_t{0});
       p.pos.offset = f.value("offset", uint64_t{0});
       p.pos.line = f.value("line", uint64_t{0});
+      p.safe = p.pos;
       p.path = f.value("path", "");
       p.evidence = f.value("evidence", "");
       p.cursor = f.value("cursor", "");
+      p.print.head_len = f.value("head_len", uint64_t{0});
+      p.print.head = f.value("head", "");
+      p.print.tail = f.value("tail", "");
+      p.gz = f.value("gz", false);
+      p.done = f.value("done", false);
+      p.was_open = f.value("open", false);
+      p.size = f.value("size", uint64_t{0});
+      p.mtime = f.value("mtime", int64_t{0});
+      p.seen = f.value("seen", int64_t{0});
+      return p;
+    };
+    for (const auto& f : j["files"]) {
+      if (!f.is_object()) continue;
+      Pending p = entry(f);
       resume[p.key] = p;
       committed[p.key] = p;
     }
+    if (j.contains("ghosts") && j["ghosts"].is_array())
+      for (const auto& f : j["ghosts"])
+        if (f.is_object()) ghosts.push_back(entry(f));
+    state_loaded = true;
     return true;
   }
 
   void write_state() {
     if (state_path.empty() || !state_dirty) return;
-    nlohmann::json files_j = nlohmann::json::array();
-    for (const auto& [k, p] : committed)
-      files_j.push_back({{"dev", k.dev},
-                         {"ino", k.ino},
-                         {"path", p.path},
-                         {"evidence", p.evidence},
-                         {"offset", p.pos.offset},
-                         {"line", p.pos.line},
-                         {"cursor", p.cursor}});
-    std::string text = nlohmann::json{{"version", 1}, {"files", files_j}}.dump(
-                           1, ' ', false, nlohmann::json::error_handler_t::replace) +
-                       "\n";
+    // Bounded: the positions of the oldest closed files go first.
+    if (committed.size() > kMaxClosed + files.size()) {
+      std::vector<std::pair<int64_t, FileKey>> closed;
+      for (const auto& [k, p] : committed)
+        if (!files.count(k) && k.ino != 0) closed.emplace_back(p.seen, k);
+      std::sort(closed.begin(), closed.end(),
+                [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (size_t i = 0; i + kMaxClosed < closed.size(); ++i) committed.erase(closed[i].second);
+    }
+    auto entry_json = [](const Pending& p) {
+      return nlohmann::json{{"dev", p.key.dev},
+                            {"ino", p.key.ino},
+                            {"path", p.path},
+                            {"evidence", p.evidence},
+                            {"offset", p.pos.offset},
+                            {"line", p.pos.line},
+                            {"cursor", p.cursor},
+                            {"head_len", p.print.head_len},
+                            {"head", p.print.head},
+                            {"tail", p.print.tail},
+                            {"gz", p.gz},
+                            {"done", p.done},
+                            {"size", p.size},
+                            {"mtime", p.mtime},
+                            {"seen", p.seen}};
+    };
+    nlohmann::json files_j = nlohmann::json::array(), ghosts_j = nlohmann::json::array();
+    for (const auto& [k, p] : committed) {
+      nlohmann::json e = entry_json(p);
+      e["open"] = files.count(k) > 0;
+      files_j.push_back(std::move(e));
+    }
+    for (const Pending& g : ghosts) ghosts_j.push_back(entry_json(g));
+    std::string text =
+        nlohmann::json{{"version", 1}, {"files", files_j}, {"ghosts", ghosts_j}}.dump(
+            1, ' ', false, nlohmann::json::error_handler_t::replace) +
+        "\n";
     // Write, fsync, rename: a crash leaves the old state or the new one.
     std::string tmp = state_path + ".tmp";
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -244,6 +351,42 @@ struct Agent {
   }
 
   // ---- files ----
+  void begin_parser(Followed& f) {
+    f.parser = std::make_unique<LineParser>(topo, fopts, &fstats);
+    FileContext ctx;
+    ctx.host_dir = host;
+    ctx.file = f.evidence;
+    ctx.year = year;
+    ctx.boot_time_us = boot_time;
+    if (auto bt = read_boot_time(fs::path(f.path).parent_path() / "boot_time"))
+      ctx.boot_time_us = bt;
+    f.parser->begin_file(ctx);
+  }
+
+  // The first min(size, n) bytes of a plain file.
+  static std::string pread_at(int fd, uint64_t at, size_t n) {
+    std::string b(n, '\0');
+    ssize_t got = ::pread(fd, b.data(), n, static_cast<off_t>(at));
+    b.resize(got > 0 ? static_cast<size_t>(got) : 0);
+    return b;
+  }
+
+  // The content print of f at pos (its tail only for plain files: a .gz is
+  // recognized again by its inode and head).
+  Print print_at(Followed& f, const Position& pos) {
+    Print p;
+    size_t hl = static_cast<size_t>(std::min<uint64_t>(pos.offset, kPrint));
+    if (f.head_bytes.size() < hl && !f.gz) f.head_bytes = pread_at(f.fd, 0, kPrint);
+    if (f.head_bytes.size() < hl) return p;
+    p.head_len = hl;
+    p.head = sha(std::string_view(f.head_bytes).substr(0, hl));
+    if (!f.gz && hl > 0) {
+      std::string t = pread_at(f.fd, pos.offset - hl, hl);
+      if (t.size() == hl) p.tail = sha(t);
+    }
+    return p;
+  }
+
   void open_file(const std::string& path, const struct stat& st) {
     FileKey key{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
     auto it = files.find(key);
@@ -262,35 +405,263 @@ struct Agent {
     f.fd = fd;
     f.evidence = "hosts/" + host + "/" + fs::path(path).filename().string();
     if (auto r = resume.find(key); r != resume.end()) {
-      if (static_cast<uint64_t>(st.st_size) >= r->second.pos.offset) {
-        f.read = r->second.pos;
-        if (!r->second.evidence.empty()) f.evidence = r->second.evidence;
+      const Pending& p = r->second;
+      bool same = true;  // the inode may have been reused by another file since
+      if (p.print.head_len > 0) {
+        std::string head = pread_at(fd, 0, static_cast<size_t>(p.print.head_len));
+        same = head.size() == p.print.head_len && sha(head) == p.print.head;
       }
+      if (!same) {
+        log(Level::warn, path + ": inode " + std::to_string(key.ino) +
+                             " now holds another file than the saved position's; reading it "
+                             "from the start (the old position is kept for its .gz)");
+        add_ghost(p);
+      } else if (static_cast<uint64_t>(st.st_size) >= p.pos.offset) {
+        f.read = p.pos;
+        if (!p.evidence.empty()) f.evidence = p.evidence;
+        // Closed and found again in this process: its checkpoint stays
+        // behind the folds its lines opened.
+        if (p.safe.offset < p.pos.offset) {
+          f.safe = p.safe;
+          f.fed_from = p.safe.line + 1;
+        }
+      }
+      closing.erase(key);
       resume.erase(r);
     }
-    f.safe = f.read;
-    f.parser = std::make_unique<LineParser>(topo, fopts, &fstats);
-    FileContext ctx;
-    ctx.host_dir = host;
-    ctx.file = f.evidence;
-    ctx.year = year;
-    ctx.boot_time_us = boot_time;
-    if (auto bt = read_boot_time(fs::path(path).parent_path() / "boot_time")) ctx.boot_time_us = bt;
-    f.parser->begin_file(ctx);
+    if (!f.fed_from) f.safe = f.read;
+    begin_parser(f);
     log(Level::info, "following " + path + " from offset " + std::to_string(f.read.offset) +
                          " (line " + std::to_string(f.read.line) + ")");
     metrics.add("reflex_agent_files_opened_total");
     files.emplace(key, std::move(f));
   }
 
+  void add_ghost(const Pending& p) {
+    if (p.pos.offset == 0 || p.print.head_len == 0) return;
+    ghosts.push_back(p);
+    if (ghosts.size() > kMaxGhosts) ghosts.erase(ghosts.begin());
+    state_dirty = true;
+  }
+
+  // Decompressed bytes onto f.carry, up to `want` more. A stream cut short
+  // (gzip still writing it) is tried again later (gzclearerr, as zlib
+  // documents for a file written concurrently); the trailer read = complete.
+  enum class Pull { more, waiting, complete, corrupt };
+  Pull gz_pull(Followed& f, size_t want, std::string* err) {
+    size_t old = f.carry.size();
+    f.carry.resize(old + want);
+    int n = gzread(f.gzf, f.carry.data() + old, static_cast<unsigned>(want));
+    f.carry.resize(old + static_cast<size_t>(std::max(n, 0)));
+    int errnum = Z_OK;
+    const char* msg = gzerror(f.gzf, &errnum);
+    if (n < 0 || (errnum != Z_OK && errnum != Z_BUF_ERROR)) {
+      *err = msg ? msg : "gzip error";
+      return Pull::corrupt;
+    }
+    if (static_cast<size_t>(n) == want) return Pull::more;
+    if (errnum == Z_BUF_ERROR) {
+      gzclearerr(f.gzf);
+      return n > 0 ? Pull::more : Pull::waiting;
+    }
+    return gzeof(f.gzf) ? Pull::complete : (n > 0 ? Pull::more : Pull::waiting);
+  }
+
+  // A position whose file this compressed text continues: the known file
+  // with the same first bytes, read furthest (its tail is checked once the
+  // stream gets there).
+  std::optional<Pending> match_known(const std::string& head) {
+    std::optional<Pending> best;
+    auto consider = [&](const Pending& p) {
+      if (p.pos.offset == 0 || p.print.head_len == 0 || p.print.head_len > head.size()) return;
+      if (sha(std::string_view(head).substr(0, p.print.head_len)) != p.print.head) return;
+      if (!best || p.pos.offset > best->pos.offset) best = p;
+    };
+    for (const auto& [k, p] : resume)
+      if (!p.done) consider(p);
+    for (const Pending& g : ghosts) consider(g);
+    return best;
+  }
+
+  // A followed file this compressed text is a copy of, still being read
+  // (gzip running beside it, or its original not yet read to the end).
+  bool copy_of_open(const std::string& head) {
+    for (auto& [k, o] : files) {
+      if (!o.gz && o.head_bytes.size() < kPrint) o.head_bytes = pread_at(o.fd, 0, kPrint);
+      // At least a whole first line in common: two files' first bytes often
+      // share a timestamp's prefix.
+      size_t common = std::min(o.head_bytes.size(), head.size());
+      if (common > 0 && o.head_bytes.compare(0, common, head, 0, common) == 0 &&
+          head.find('\n') < common)
+        return true;
+    }
+    return false;
+  }
+
+  void drop_known(const Pending& p) {
+    resume.erase(p.key);
+    ghosts.erase(std::remove_if(ghosts.begin(), ghosts.end(),
+                                [&](const Pending& g) {
+                                  return g.key.dev == p.key.dev && g.key.ino == p.key.ino &&
+                                         g.pos.offset == p.pos.offset;
+                                }),
+                 ghosts.end());
+  }
+
+  // A compressed rotation (kern.log.1.gz) or a .gz given to --follow. Its
+  // text is either the continuation of a file read before (recognized by
+  // content, finished from where it was read to, under that file's evidence
+  // name so re-read lines keep their ids), a copy of a file still being read
+  // (left until that one is done), or text never seen: read from its start,
+  // except at an agent's first start, where compressed files are history
+  // before the agent (counted, not read).
+  void open_gz(const std::string& path, const struct stat& st) {
+    FileKey key{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
+    if (auto it = files.find(key); it != files.end()) {
+      it->second.path = path;
+      return;
+    }
+    std::optional<Pending> by_inode;
+    if (auto r = resume.find(key); r != resume.end()) {
+      if (r->second.done && r->second.size == static_cast<uint64_t>(st.st_size) &&
+          r->second.mtime == mtime_ns(st)) {
+        r->second.path = path;  // read before (renames keep the inode)
+        return;
+      }
+      by_inode = r->second;
+    }
+    if (st.st_size < 2) return;  // gzip has not written its header yet
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      log_limited(Level::warn, "open:" + path, path + ": " + std::strerror(errno));
+      return;
+    }
+    std::string magic = pread_at(fd, 0, 2);
+    if (magic != "\x1f\x8b") {
+      ::close(fd);
+      metrics.add("reflex_agent_gz_skipped_total", 1, Metrics::label("reason", "not_gzip"));
+      log_limited(Level::warn, "notgz:" + path, path + ": not gzip data, skipped");
+      remember_done(key, path, st, {}, false);
+      return;
+    }
+    Followed f;
+    f.key = key;
+    f.path = path;
+    f.fd = fd;
+    f.gz = true;
+    f.gzf = gzdopen(::dup(fd), "rb");
+    if (!f.gzf) {
+      ::close(fd);
+      return;
+    }
+    gzbuffer(f.gzf, 1 << 17);
+    std::string err;
+    Pull pr = Pull::more;
+    for (int i = 0; i < 4 && f.carry.size() < kPrint && pr == Pull::more; ++i)
+      pr = gz_pull(f, kPrint - f.carry.size(), &err);
+    auto close_f = [&] {
+      gzclose(f.gzf);
+      ::close(f.fd);
+    };
+    if (pr == Pull::corrupt) {
+      close_f();
+      gz_error(key, path, st, 0, err);
+      return;
+    }
+    if (f.carry.size() < kPrint && pr != Pull::complete) {
+      close_f();  // still being written: looked at again at the next scan
+      return;
+    }
+    f.complete = pr == Pull::complete;
+    f.head_bytes = f.carry.substr(0, kPrint);
+    std::optional<Pending> known;
+    if (by_inode) {
+      const Print& p = by_inode->print;
+      if (p.head_len <= f.head_bytes.size() &&
+          (p.head_len == 0 ||
+           sha(std::string_view(f.head_bytes).substr(0, p.head_len)) == p.head)) {
+        known = by_inode;
+      } else {
+        add_ghost(*by_inode);
+      }
+      resume.erase(key);
+    }
+    if (!known && copy_of_open(f.head_bytes)) {
+      close_f();  // its text is being read from the original
+      return;
+    }
+    if (!known) {
+      known = match_known(f.head_bytes);
+      if (known) {
+        drop_known(*known);
+        f.supersedes = known->key;
+      }
+    }
+    if (!known && history_scan) {
+      close_f();
+      metrics.add("reflex_agent_gz_skipped_total", 1, Metrics::label("reason", "history"));
+      ++history_skipped;
+      remember_done(key, path, st, f.head_bytes, true);
+      return;
+    }
+    f.evidence = "hosts/" + host + "/" + fs::path(path).filename().string();
+    if (known) {
+      if (!known->evidence.empty()) f.evidence = known->evidence;
+      if (known->pos.offset > 0) {
+        f.target = known->pos;
+        f.want_tail = known->print.tail;
+      }
+      f.safe = known->safe.offset <= known->pos.offset ? known->safe : known->pos;
+      f.fed_from = f.safe.line + 1;  // lines fed by its original count as its own
+      closing.erase(known->key);     // its position now moves with this file's
+    }
+    begin_parser(f);
+    log(Level::info, path + ": compressed; " +
+                         (known ? "continues " + known->evidence + " from offset " +
+                                      std::to_string(known->pos.offset)
+                                : std::string("new text, read from the start")));
+    metrics.add("reflex_agent_files_opened_total");
+    files.emplace(key, std::move(f));
+  }
+
+  // A compressed file not to read (again): its position says so, durably.
+  void remember_done(const FileKey& key, const std::string& path, const struct stat& st,
+                     const std::string& head, bool gz) {
+    Pending p;
+    p.marker = true;
+    p.key = key;
+    p.path = path;
+    p.evidence = "hosts/" + host + "/" + fs::path(path).filename().string();
+    p.gz = gz;
+    p.done = true;
+    p.size = static_cast<uint64_t>(st.st_size);
+    p.mtime = mtime_ns(st);
+    p.seen = std::time(nullptr);
+    p.print.head_len = std::min<uint64_t>(head.size(), kPrint);
+    p.print.head = sha(head.substr(0, p.print.head_len));
+    resume[key] = p;
+    pending.push_back(p);  // durable in order, after what is queued before it
+  }
+
+  // A compressed file that cannot be read further: what was read stands,
+  // the rest is lost, and said so.
+  void gz_error(const FileKey& key, const std::string& path, const struct stat& st, uint64_t at,
+                const std::string& err) {
+    metrics.add("reflex_agent_gz_errors_total");
+    log(Level::error, path + ": compressed data unreadable after uncompressed offset " +
+                          std::to_string(at) + " (" + err + "); the rest of this file is not read");
+    remember_done(key, path, st, {}, true);
+  }
+
   // Names in a followed directory that are not log text.
   static bool skip_name(const std::string& n) {
     return n.empty() || n[0] == '.' || n == "boot_time" || n == "timezone" ||
-           (n.size() > 3 && n.compare(n.size() - 3, 3, ".gz") == 0) ||
            (n.size() > 4 && n.compare(n.size() - 4, 4, ".tmp") == 0);
   }
 
   void discover(const std::vector<std::string>& follows) {
+    // Plain files first: a .gz copy of one of them is then recognized as such.
+    std::vector<std::pair<std::string, struct stat>> gzs;
     for (const std::string& p : follows) {
       struct stat st {};
       if (::stat(p.c_str(), &st) != 0) continue;  // not there yet
@@ -301,9 +672,16 @@ struct Agent {
           if (skip_name(name)) continue;
           struct stat fst {};
           if (::stat(de.path().c_str(), &fst) != 0 || !S_ISREG(fst.st_mode)) continue;
-          open_file(de.path().string(), fst);
+          if (is_gz_name(name))
+            gzs.emplace_back(de.path().string(), fst);
+          else
+            open_file(de.path().string(), fst);
         }
       } else if (S_ISREG(st.st_mode)) {
+        if (is_gz_name(p)) {
+          gzs.emplace_back(p, st);
+          continue;
+        }
         // A followed path now naming another file: the old one was renamed away.
         for (auto& [k, f] : files)
           if (f.path == p && (k.dev != static_cast<uint64_t>(st.st_dev) ||
@@ -312,16 +690,45 @@ struct Agent {
         open_file(p, st);
       }
     }
+    history_scan = first_scan && !state_loaded;
+    for (const auto& [p, st] : gzs) open_gz(p, st);
+    if (history_scan && history_skipped > 0)
+      log(Level::info, std::to_string(history_skipped) +
+                           " compressed file(s) present at the agent's first start not read "
+                           "(history before the agent; later rotations are read)");
+    if (first_scan && state_loaded) report_unmatched();
+    first_scan = history_scan = false;
+  }
+
+  // After the first scan of a restart: positions of files that were being
+  // followed and are found neither by inode nor as a .gz. What was written
+  // to them after the saved position, if anything, was not read: said and
+  // counted, not silent.
+  void report_unmatched() {
+    for (auto& [k, p] : resume) {
+      if (!p.was_open || p.done || (k.dev == 0 && k.ino == 0)) continue;
+      p.was_open = false;
+      metrics.add("reflex_agent_lost_positions_total");
+      log(Level::warn, p.path + " (followed as " + p.evidence + ", read to offset " +
+                           std::to_string(p.pos.offset) +
+                           ") is gone and no compressed rotation of it was found: what was "
+                           "written to it after that offset, if anything, was not read");
+    }
   }
 
   // The first line of an open fold in this file (evidence name), if any.
-  std::optional<uint64_t> first_open_line(const std::string& evidence) {
+  // Only lines lo..hi count: a file and the one that replaced it under its
+  // name share the evidence name; the lines this process fed from each tell
+  // their folds apart (where those overlap, the earlier fold holds both).
+  std::optional<uint64_t> first_open_line(const std::string& evidence, uint64_t lo = 0,
+                                          uint64_t hi = UINT64_MAX) {
     std::optional<uint64_t> first;
     std::string prefix = evidence + ":";
     ing.with_open_storms([&](const OpenStorms& os) {
       os.for_each([&](const Event& ev) {
         if (ev.evidence.compare(0, prefix.size(), prefix) != 0) return;
         uint64_t n = std::strtoull(ev.evidence.c_str() + prefix.size(), nullptr, 10);
+        if (n < lo || n > hi) return;
         if (!first || n < *first) first = n;
       });
     });
@@ -330,12 +737,15 @@ struct Agent {
 
   // Reads what is new in f; true when something was read.
   bool read_file(Followed& f) {
+    if (f.gz) return read_gz(f);
     struct stat st {};
     if (::fstat(f.fd, &st) == 0 && static_cast<uint64_t>(st.st_size) < f.read.offset) {
       log(Level::warn, f.path + ": truncated, reading from the start");
       metrics.add("reflex_agent_truncations_total");
       f.read = {};
       f.safe = {};
+      f.head_bytes.clear();
+      f.fed_from.reset();
     }
     std::string buf(kReadChunk, '\0');
     ssize_t n = ::pread(f.fd, buf.data(), buf.size(), static_cast<off_t>(f.read.offset));
@@ -349,6 +759,108 @@ struct Agent {
     } else {
       usable = last_nl + 1;
     }
+    feed_lines(f, buf, usable);
+    return true;
+  }
+
+  // A compressed file: on to the known position first (its tail checked),
+  // then line by line like a plain file; closed once its stream is complete.
+  bool read_gz(Followed& f) {
+    if (f.complete && f.carry.empty()) return false;
+    std::string err;
+    Pull pr = Pull::more;
+    if (f.target) {
+      for (int i = 0; i < 8; ++i) {
+        if (f.carry.empty() && !f.complete) {
+          pr = gz_pull(f, kReadChunk, &err);
+          if (pr == Pull::complete) f.complete = true;
+          if (pr == Pull::corrupt) return gz_failed(f, err);
+        }
+        uint64_t need = f.target->offset - f.carry_at;
+        size_t take = static_cast<size_t>(std::min<uint64_t>(need, f.carry.size()));
+        f.window.append(f.carry, 0, take);
+        if (f.window.size() > kPrint) f.window.erase(0, f.window.size() - kPrint);
+        f.carry.erase(0, take);
+        f.carry_at += take;
+        if (f.carry_at == f.target->offset) break;
+        if (f.carry.empty() && (f.complete || pr == Pull::waiting)) break;
+      }
+      if (f.carry_at < f.target->offset) {
+        if (f.complete) {
+          // Shorter than what was read of its original: all of it was read.
+          log(Level::info, f.path + ": compressed copy of text read before, nothing new");
+          f.target.reset();
+          f.carry.clear();
+          f.read = {f.carry_at, f.read.line};
+          f.safe = f.read;
+          queue_marker(f);
+        }
+        return pr != Pull::waiting;
+      }
+      size_t tl = static_cast<size_t>(std::min<uint64_t>(f.target->offset, kPrint));
+      if (!f.want_tail.empty() &&
+          (f.window.size() < tl ||
+           sha(std::string_view(f.window).substr(f.window.size() - tl)) != f.want_tail)) {
+        // Same start, other text before the position: not that file after all.
+        log(Level::warn, f.path + ": its text differs from " + f.evidence +
+                             " before the saved position; read as a file of its own");
+        gzrewind(f.gzf);
+        f.carry.clear();
+        f.carry_at = 0;
+        f.complete = false;
+        f.target.reset();
+        f.supersedes.reset();
+        f.read = f.safe = {};
+        f.fed_from.reset();
+        f.evidence = "hosts/" + host + "/" + fs::path(f.path).filename().string();
+        begin_parser(f);
+        return true;
+      }
+      f.read = *f.target;
+      f.target.reset();
+      f.window.clear();
+    }
+    if (!f.complete && f.carry.size() < kReadChunk) {
+      pr = gz_pull(f, kReadChunk - f.carry.size(), &err);
+      if (pr == Pull::complete) f.complete = true;
+      if (pr == Pull::corrupt) return gz_failed(f, err);
+    }
+    if (pr == Pull::waiting && !f.waiting_said) {
+      f.waiting_said = true;
+      log(Level::info, f.path +
+                           ": compressed stream ends mid-way (still being written?); read to "
+                           "offset " +
+                           std::to_string(f.read.offset + f.carry.size()) +
+                           ", waiting for the rest");
+    }
+    if (f.carry.empty()) return false;
+    size_t last_nl = f.carry.rfind('\n');
+    size_t usable;
+    if (last_nl != std::string::npos)
+      usable = last_nl + 1;
+    else if (f.complete || f.carry.size() >= kReadChunk)
+      usable = f.carry.size();  // the last line without a newline, or a cut one
+    else
+      return false;
+    feed_lines(f, f.carry, usable);
+    f.carry.erase(0, usable);
+    f.carry_at += usable;
+    return true;
+  }
+
+  bool gz_failed(Followed& f, const std::string& err) {
+    metrics.add("reflex_agent_gz_errors_total");
+    log(Level::error, f.path + ": compressed data unreadable after uncompressed offset " +
+                          std::to_string(f.carry_at + f.carry.size()) + " (" + err +
+                          "); the rest of this file is not read");
+    f.complete = true;  // what was decompressed is still read, then the file closes
+    return true;
+  }
+
+  // Lines [0, usable) of buf, which starts at f.read.offset.
+  void feed_lines(Followed& f, const std::string& buf, size_t usable) {
+    if (f.head_bytes.size() < kPrint && f.head_bytes.size() == f.read.offset)
+      f.head_bytes.append(buf, 0, std::min(usable, kPrint - f.head_bytes.size()));
     std::vector<uint64_t> starts;  // offset of each line of this batch
     uint64_t first_line = f.read.line + 1;
     size_t pos = 0;
@@ -378,24 +890,56 @@ struct Agent {
     metrics.add("reflex_agent_lines_read_total", static_cast<double>(lines));
     metrics.add("reflex_agent_bytes_read_total", static_cast<double>(usable));
     // Checkpoint: up to here, unless a fold still open began earlier.
-    auto open = first_open_line(f.evidence);
+    if (!f.fed_from) f.fed_from = first_line;
+    auto open = first_open_line(f.evidence, *f.fed_from, f.read.line);
     if (!open) {
       f.safe = f.read;
     } else if (*open >= first_line && *open - first_line < starts.size()) {
       f.safe = {starts[*open - first_line], *open - 1};
     }
     queue_marker(f);
-    return true;
   }
 
-  void queue_marker(const Followed& f) {
+  void queue_marker(Followed& f) {
     Pending m;
     m.marker = true;
     m.key = f.key;
     m.pos = f.safe;
     m.path = f.path;
     m.evidence = f.evidence;
+    m.print = print_at(f, f.safe);
+    m.gz = f.gz;
+    m.seen = std::time(nullptr);
+    m.supersedes = f.supersedes;
+    if (f.gz && f.complete && f.carry.empty() && f.safe.offset == f.read.offset) {
+      struct stat st {};
+      if (::fstat(f.fd, &st) == 0) {
+        m.done = true;
+        m.size = static_cast<uint64_t>(st.st_size);
+        m.mtime = mtime_ns(st);
+      }
+    }
     pending.push_back(std::move(m));
+  }
+
+  // Folds sent by time (quiet input) or closed by another file's later line:
+  // positions held back by them move up to where the files were read. Without this a kill -9 now
+  // re-reads lines whose fold was already sent, folds them again with another count under the same
+  // id, and the diagnoser keeps the first count.
+  void advance_checkpoints() {
+    for (auto& [k, f] : files)
+      if (f.safe.offset != f.read.offset && !f.target && f.fed_from &&
+          !first_open_line(f.evidence, *f.fed_from, f.read.line)) {
+        f.safe = f.read;
+        queue_marker(f);
+      }
+    if (journal.parser && journal.safe.line != journal.line &&
+        !first_open_line("hosts/" + host + "/journal")) {
+      journal.safe = {0, journal.line};
+      journal.safe_cursor = journal.last_cursor;
+      journal.cursors.clear();
+      queue_journal_marker();
+    }
   }
 
   // After finish(): every fold is out, every file is safe up to where it was read.
@@ -404,6 +948,7 @@ struct Agent {
       f.safe = f.read;
       queue_marker(f);
     }
+    settle_closed(true);
     if (journal.parser) {
       journal.safe = {0, journal.line};
       journal.safe_cursor = journal.last_cursor;
@@ -558,23 +1103,71 @@ struct Agent {
     journal.pid = -1;
   }
 
+  // Closed files whose position waited behind an open fold: once no fold
+  // of theirs is open, their position moves to where they were read to.
+  void settle_closed(bool all) {
+    for (auto it = closing.begin(); it != closing.end();) {
+      if (!all &&
+          first_open_line(it->second.evidence, it->second.safe.line + 1, it->second.pos.line)) {
+        ++it;
+        continue;
+      }
+      Pending m = it->second;
+      m.marker = true;
+      m.safe = m.pos;
+      m.seen = std::time(nullptr);
+      if (auto r = resume.find(it->first); r != resume.end()) r->second.safe = m.pos;
+      pending.push_back(std::move(m));
+      it = closing.erase(it);
+    }
+  }
+
   bool read_files() {
+    settle_closed(false);
     bool any = false;
     for (auto it = files.begin(); it != files.end();) {
       Followed& f = it->second;
       if (full()) break;
       bool got = read_file(f);
       any |= got;
-      if (!got && (f.rotated || gone(f))) {
-        log(Level::info, f.path + ": rotated away or deleted and read to the end, closing");
+      if (!got && f.gz && f.complete && f.carry.empty()) {
+        log(Level::info, f.path + ": compressed file read to its end, closing");
+        struct stat st {};
+        Pending done;
+        done.key = f.key;
+        done.pos = done.safe = f.read;
+        done.path = f.path;
+        done.evidence = f.evidence;
+        done.gz = done.done = true;
+        if (::fstat(f.fd, &st) == 0) {
+          done.size = static_cast<uint64_t>(st.st_size);
+          done.mtime = mtime_ns(st);
+        }
+        done.print = print_at(f, f.read);
+        if (f.safe.offset != f.read.offset) {
+          closing[f.key] = done;
+          closing[f.key].safe = f.safe;
+        }
+        gzclose(f.gzf);
         ::close(f.fd);
+        resume[f.key] = std::move(done);
+        it = files.erase(it);
+        continue;
+      }
+      if (!got && !f.gz && (f.rotated || gone(f))) {
+        log(Level::info, f.path + ": rotated away or deleted and read to the end, closing");
         // Found again under another name (a rename seen before the next
-        // directory scan): it continues where it was read to, not from 0.
+        // directory scan), or compressed (kern.log.1.gz): it continues where
+        // it was read to, not from 0.
         Pending again;
         again.key = f.key;
         again.pos = f.read;
+        again.safe = f.safe;
+        again.print = print_at(f, f.read);
         again.path = f.path;
         again.evidence = f.evidence;
+        if (f.safe.offset != f.read.offset) closing[f.key] = again;
+        ::close(f.fd);
         resume[f.key] = std::move(again);
         // Its committed position stays until its last events are durable.
         it = files.erase(it);
@@ -585,13 +1178,20 @@ struct Agent {
     return any;
   }
 
+  // A position made durable; the file it continues (a .gz of it) is then
+  // recognized by this one.
+  void apply_marker(const Pending& m) {
+    committed[m.key] = m;
+    if (m.supersedes && (m.supersedes->dev != m.key.dev || m.supersedes->ino != m.key.ino))
+      committed.erase(*m.supersedes);
+    state_dirty = true;
+  }
+
   // Publishes what is pending; true when the queue is empty afterwards.
   bool publish() {
     auto apply_markers = [&] {
       while (!pending.empty() && pending.front().marker) {
-        Pending& m = pending.front();
-        committed[m.key] = m;
-        state_dirty = true;
+        apply_marker(pending.front());
         pending.pop_front();
       }
     };
@@ -617,8 +1217,7 @@ struct Agent {
       for (size_t i = 0; i < items; ++i) {
         Pending& p = pending.front();
         if (p.marker) {
-          committed[p.key] = p;
-          state_dirty = true;
+          apply_marker(p);
         } else {
           --pending_events;
         }
@@ -668,6 +1267,12 @@ void declare_agent_metrics(Metrics& metrics) {
   metrics.counter("reflex_agent_truncations_total", "Followed files found truncated.");
   metrics.counter("reflex_agent_journal_entries_total", "Journal entries read.");
   metrics.counter("reflex_agent_buffer_full_total", "Times reading paused on a full buffer.");
+  metrics.counter("reflex_agent_gz_skipped_total",
+                  "Compressed files not read, by reason (history at first start, not gzip).");
+  metrics.counter("reflex_agent_gz_errors_total",
+                  "Compressed files unreadable part-way (the rest is not read).");
+  metrics.counter("reflex_agent_lost_positions_total",
+                  "Files followed before a restart found neither by inode nor compressed.");
   metrics.gauge("reflex_agent_buffer_events", "Events waiting for the bus.");
   metrics.gauge("reflex_agent_publish_lag_seconds", "Age of the oldest event waiting for the bus.");
 }
@@ -742,6 +1347,8 @@ void agent_loop(Agent& a, Metrics& metrics, const std::vector<std::string>& foll
       a.ing.advance_time(std::chrono::duration_cast<std::chrono::microseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count());
+    // Folds close by time and by other files' later lines, too.
+    a.advance_checkpoints();
     bool drained = a.publish();
     a.refresh_stats();
     if (once && !any && !in.open && a.journal.fd < 0 && drained) {
@@ -800,7 +1407,8 @@ int run_agent(int argc, char** argv) {
   app.add_option("--host", host, "this host's name (default: the system's host name)");
   app.add_option("--follow", follows,
                  "a log file (followed across rename and truncation) or a directory (every "
-                 "file in it, new ones too; *.gz skipped); repeatable");
+                 "file in it, new ones too; *.gz rotations finish the file they were "
+                 "compressed from); repeatable");
   app.add_flag("--stdin", use_stdin, "also read event envelopes (interfaces.md §4) on stdin");
   app.add_flag("--journal", use_journal,
                "also read the journal (journalctl -f -o json), continuing after the saved cursor");

@@ -1,12 +1,15 @@
 // Diagnoser over Redis Streams. Every shard (one event stream) is owned by one
 // diagnoser at a time through a lease (SET NX PX, renewed at a third of its
-// TTL, taken over when it lapses). An owner's state is derived: it rebuilds
+// TTL, taken over when it lapses). Diagnosers announce themselves in a
+// membership set; each takes at most ceil(shards / live diagnosers) and gives
+// shards up, one a second, when over that share. An owner's state is derived: it rebuilds
 // the shard's window by reading the stream from its start, drops events whose
 // id it has seen (redeliveries), and publishes each answer once per incident
 // (an answer already published by the previous owner is recognized and not
 // repeated) to the diagnoses stream, stdout (JSONL) and Alertmanager.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <deque>
@@ -47,6 +50,7 @@ struct Shard {
   std::unordered_set<std::string> seen;
   std::deque<std::string> seen_order;
   Clock::time_point last_renew{};
+  std::optional<Clock::time_point> last_trim;      // retention (--retention)
   std::optional<Clock::time_point> waiting_since;  // oldest event not yet answered
   std::vector<Diagnosis> out;                      // from the engine's callback
 };
@@ -68,7 +72,13 @@ void declare_watch_metrics(Metrics& metrics) {
                   "Diagnoses whose answer had been published already (e.g. before a takeover).");
   metrics.counter("reflex_watch_takeovers_total", "Shard leases acquired.");
   metrics.counter("reflex_watch_leases_lost_total", "Shard leases lost.");
+  metrics.counter("reflex_watch_shards_released_total",
+                  "Shards given up to balance them with a diagnoser that joined.");
+  metrics.gauge("reflex_watch_live_diagnosers", "Diagnosers alive (membership in Redis).");
   metrics.counter("reflex_watch_bus_errors_total", "Failed calls to Redis.");
+  metrics.counter("reflex_watch_trimmed_entries_total",
+                  "Stream entries dropped by time-based retention (--retention).");
+  metrics.counter("reflex_watch_trim_failures_total", "Failed retention trims.");
   metrics.counter("reflex_watch_alerts_sent_total", "Alerts posted to Alertmanager, by state.");
   metrics.counter("reflex_watch_alert_failures_total", "Failed posts to Alertmanager.");
   metrics.gauge("reflex_watch_shards_owned", "Shards this diagnoser owns now.");
@@ -89,6 +99,7 @@ class RedisDiagnoser {
     std::string owner;
     int ttl_ms = 0;
     size_t read_batch = 0;
+    int64_t retention_ms = 0;  // 0: no time-based retention
   };
 
   RedisDiagnoser(Config cfg, bus::EventBus& bus, Metrics& metrics, AlertSink& alerts)
@@ -108,11 +119,13 @@ class RedisDiagnoser {
         while (!unpublished_.empty() &&
                publish(unpublished_.front().first, unpublished_.front().second))
           unpublished_.pop_front();
+        renew_membership(now);
         if (now - last_scan_ > std::chrono::seconds(1)) {
           last_scan_ = now;
           scan_shards();
         }
         renew_leases(now);
+        trim_shards(now);
         busy = read_shards();
       }
       if (Clock::now() - last_tick_ > std::chrono::milliseconds(200)) {
@@ -183,7 +196,29 @@ class RedisDiagnoser {
     s.out.clear();
   }
 
-  // Leases on the shards nobody holds.
+  // Announces this diagnoser alive (same TTL as its leases, renewed with
+  // them) and learns how many are. Without an answer (e.g. an ACL file
+  // without the membership key) it counts itself alone: every free shard is
+  // then taken, as before balancing.
+  void renew_membership(Clock::time_point now) {
+    if (last_members_ && now - *last_members_ < renew_every_) return;
+    last_members_ = now;
+    std::vector<std::string> live;
+    std::string e;
+    if (!bus_.members(cfg_.owner, cfg_.ttl_ms, &live, &e)) {
+      metrics_.add("reflex_watch_bus_errors_total");
+      log_limited(Level::warn, "members",
+                  "diagnoser membership: " + e + " (shards are not balanced meanwhile)");
+      live.clear();
+    }
+    live_ = std::max<size_t>(1, live.size());
+    metrics_.set("reflex_watch_live_diagnosers", static_cast<double>(live_));
+  }
+
+  // This diagnoser's share: ceil(shards / live diagnosers).
+  size_t share() const { return (known_shards_ + live_ - 1) / live_; }
+
+  // Leases on the shards nobody holds, up to this diagnoser's share.
   void scan_shards() {
     std::vector<std::string> names;
     std::string e;
@@ -191,7 +226,9 @@ class RedisDiagnoser {
       bus_error("list shards", e);
       return;
     }
+    known_shards_ = names.size();
     for (const std::string& n : names) {
+      if (shards_.size() >= share()) break;
       if (shards_.count(n)) continue;
       bool held = false;
       if (!bus_.lease(n, cfg_.owner, cfg_.ttl_ms, &held, &e)) {
@@ -200,6 +237,36 @@ class RedisDiagnoser {
       }
       if (held) take(n);
     }
+    rebalance();
+  }
+
+  // More than its share (a diagnoser joined): gives one shard up per scan,
+  // the one with the fewest open incidents, releasing its lease so another
+  // takes it at once and rebuilds it from the stream (answers already
+  // published are recognized, not repeated).
+  void rebalance() {
+    if (shards_.size() <= share()) return;
+    auto victim = shards_.end();
+    uint64_t fewest = UINT64_MAX;
+    for (auto it = shards_.begin(); it != shards_.end(); ++it) {
+      uint64_t open = it->second.eng->stats().open_incidents;
+      if (open < fewest) {
+        fewest = open;
+        victim = it;
+      }
+    }
+    std::string name = victim->first, e;
+    drain_out(victim->second);
+    if (!bus_.release(name, cfg_.owner, &e)) {
+      bus_error("release", e);
+      return;
+    }
+    metrics_.add("reflex_watch_shards_released_total");
+    log(Level::info, "gave shard " + name + " up to balance (" + std::to_string(live_) +
+                         " diagnosers, " + std::to_string(known_shards_) + " shards, share " +
+                         std::to_string(share()) + ")");
+    alerts_.forget_shard(name);
+    shards_.erase(victim);
   }
 
   // Renew; a lease not confirmed within its TTL is someone else's now.
@@ -228,6 +295,32 @@ class RedisDiagnoser {
         continue;
       }
       ++it;
+    }
+  }
+
+  // Time-based retention, by each shard's owner: its streams lose what is
+  // older than --retention, at take-over and then every retention/10 (at
+  // most a minute apart). A failure (e.g. an ACL without XTRIM) is said and
+  // counted; it does not hold the diagnoser back.
+  void trim_shards(Clock::time_point now) {
+    if (cfg_.retention_ms <= 0) return;
+    auto every =
+        std::chrono::milliseconds(std::clamp<int64_t>(cfg_.retention_ms / 10, 1000, 60000));
+    for (auto& [name, s] : shards_) {
+      if (s.last_trim && now - *s.last_trim < every) continue;
+      s.last_trim = now;
+      int64_t removed = 0;
+      std::string e;
+      if (!bus_.trim(name, cfg_.retention_ms, &removed, &e)) {
+        metrics_.add("reflex_watch_trim_failures_total");
+        log_limited(Level::warn, "trim", "retention trim of shard " + name + " failed: " + e);
+        continue;
+      }
+      if (removed > 0) {
+        metrics_.add("reflex_watch_trimmed_entries_total", static_cast<double>(removed));
+        log(Level::debug, "shard " + name + ": " + std::to_string(removed) +
+                              " entries older than the retention dropped");
+      }
     }
   }
 
@@ -322,6 +415,9 @@ class RedisDiagnoser {
       std::string e;
       bus_.release(name, cfg_.owner, &e);
     }
+    std::vector<std::string> live;
+    std::string e;
+    bus_.members(cfg_.owner, 0, &live, &e);  // the others' shares grow at once
     log(Level::info, "stopped; released " + std::to_string(shards_.size()) + " shard(s)");
   }
 
@@ -335,6 +431,8 @@ class RedisDiagnoser {
   Backoff backoff_{std::chrono::milliseconds(100), std::chrono::seconds(5)};
   Clock::time_point last_scan_ = Clock::now() - std::chrono::hours(1);
   Clock::time_point last_tick_ = Clock::now();
+  std::optional<Clock::time_point> last_members_;
+  size_t live_ = 1, known_shards_ = 0;  // live diagnosers, shards with a stream
 };
 
 }  // namespace
@@ -342,8 +440,8 @@ class RedisDiagnoser {
 int run_watch_redis(int argc, char** argv) {
   CLI::App app{"Diagnose the shards of a Redis Streams deployment, publish diagnoses",
                "reflex watch"};
-  std::string kb_path, topo_path, redis_url, settle, skew, owner, lease_ttl = "6s", alert_url,
-                                                                  resend = "60s", alert_ttl = "30m";
+  std::string kb_path, topo_path, redis_url, settle, skew, owner,
+      lease_ttl = "6s", alert_url, resend = "60s", alert_ttl = "30m", retention = "24h";
   bool strict = false;
   size_t read_batch = 2000;
   DaemonOptions dopts;
@@ -360,6 +458,9 @@ int run_watch_redis(int argc, char** argv) {
   app.add_option("--alert-ttl", alert_ttl,
                  "resolve an incident's alerts after this long without a new answer (default 30m)");
   app.add_option("--read-batch", read_batch, "stream entries per read (default 2000)");
+  app.add_option("--retention", retention,
+                 "drop stream entries older than this from the owned shards (XTRIM MINID ~; "
+                 "at least 1m; default 24h, 0s = none, the agents' --maxlen only)");
   add_strict_transport_flag(app, &strict);
   add_daemon_options(app, &dopts);
   if (auto rc = parse_or_exit(app, argc, argv, "reflex watch")) return *rc;
@@ -370,12 +471,13 @@ int run_watch_redis(int argc, char** argv) {
   }
   EngineOptions opts;
   opts.ingest.strict_transport = strict;
-  double ttl_s = 0, resend_s = 0, alert_ttl_s = 0;
+  double ttl_s = 0, resend_s = 0, alert_ttl_s = 0, retention_s = 0;
   for (auto [text, out, name] : {std::tuple{&settle, &opts.settle_s, "--settle"},
                                  std::tuple{&skew, &opts.clock_skew_s, "--skew"},
                                  std::tuple{&lease_ttl, &ttl_s, "--lease-ttl"},
                                  std::tuple{&resend, &resend_s, "--alert-resend"},
-                                 std::tuple{&alert_ttl, &alert_ttl_s, "--alert-ttl"}}) {
+                                 std::tuple{&alert_ttl, &alert_ttl_s, "--alert-ttl"},
+                                 std::tuple{&retention, &retention_s, "--retention"}}) {
     if (text->empty()) continue;
     auto d = parse_duration_s(*text);
     if (!d || *d < 0) {
@@ -383,6 +485,10 @@ int run_watch_redis(int argc, char** argv) {
       return 2;
     }
     *out = *d;
+  }
+  if (retention_s > 0 && retention_s < 60) {
+    log(Level::error, "--retention below 1m would drop events an open incident still needs");
+    return 2;
   }
   if (ttl_s < 0.3 || read_batch == 0) {
     log(Level::error, "--lease-ttl must be at least 300ms and --read-batch positive");
@@ -427,6 +533,7 @@ int run_watch_redis(int argc, char** argv) {
   cfg.owner = owner;
   cfg.ttl_ms = static_cast<int>(ttl_s * 1000);
   cfg.read_batch = read_batch;
+  cfg.retention_ms = static_cast<int64_t>(retention_s * 1000);
   RedisDiagnoser diagnoser(std::move(cfg), *bus, metrics, alerts);
   diagnoser.run();
   return 0;

@@ -4,6 +4,7 @@
 // an event looks like on the wire is the caller's codec.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -59,6 +60,18 @@ class EventBus {
   virtual bool publish_diagnosis(const std::string& shard, const std::string& incident,
                                  int revision, const std::string& answer, const std::string& json,
                                  bool* published, std::string* err) = 0;
+  // Diagnoser membership, for balancing shards: announces `owner` alive for
+  // ttl_ms (0: leaves at once) and returns, sorted, every diagnoser whose
+  // announcement has not lapsed (owner included unless it left).
+  virtual bool members(const std::string& owner, int ttl_ms, std::vector<std::string>* live,
+                       std::string* err) = 0;
+  // Time-based retention of a shard: drops the entries of its event and
+  // diagnoses streams added more than max_age_ms ago by the bus's clock
+  // (Redis: TIME and XTRIM MINID ~, so whole stream nodes go, never a newer
+  // entry). Adds what went to *removed. Length-based retention is
+  // Options::maxlen, applied on every append.
+  virtual bool trim(const std::string& shard, int64_t max_age_ms, int64_t* removed,
+                    std::string* err) = 0;
   // Where this bus goes, for logs ("embedded", "redis://127.0.0.1:6379").
   virtual std::string describe() const = 0;
 };
@@ -75,6 +88,7 @@ std::string events_key(const std::string& shard);     // reflex:{shard}:events
 std::string lease_key(const std::string& shard);      // reflex:{shard}:lease
 std::string diagnoses_key(const std::string& shard);  // reflex:{shard}:diagnoses
 std::string published_key(const std::string& shard);  // reflex:{shard}:published
+std::string members_key();                            // reflex:diagnosers
 
 // The URL without its password, for logs.
 std::string redact_url(const std::string& url);
