@@ -639,6 +639,10 @@ int Reasoner::independent_evidence(uint32_t n) const {
   int count = 0;
   for (uint32_t cn : class_names_) {
     if (cn == r.name) continue;
+    // Only evidence of a device fault corroborates one: an application's Xid
+    // or a known-background line on the same GPU hours earlier does not.
+    const Signature* os = ki_.signature(cn);
+    if (!os || os->background || !kb_.nature_evicts(os->nature)) continue;
     auto* v = ix_.by_name_device(cn, r.device);
     if (!v) continue;
     for (uint32_t i : *v) {
@@ -1256,8 +1260,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
       else if (const OddFinding* f = odd_.finding(*h.latent, h.device)) {
         note(odd_.describe(*h.latent, *f, ix_));
         odd_ev = ix_.ev(f->evidence.front());  // its fields fill the latent's text
-      }
-      else if (h.latent->has_quorum())
+      } else if (h.latent->has_quorum())
         note("hypothesised " + h.latent->name + " on " + h.device +
              ": it has no log line of its own; one mechanism for the same fault on " +
              std::to_string(h.rival_roots) +
