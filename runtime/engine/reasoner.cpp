@@ -168,6 +168,20 @@ size_t gallop_lower_bound(const std::vector<uint32_t>& v, size_t first, size_t l
   return static_cast<size_t>(it - v.begin());
 }
 
+// Union-find over node indices (path halving).
+class DisjointSets {
+ public:
+  explicit DisjointSets(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0u); }
+  uint32_t find(uint32_t x) {
+    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
+    return x;
+  }
+  void join(uint32_t a, uint32_t b) { parent_[find(a)] = find(b); }
+
+ private:
+  std::vector<uint32_t> parent_;
+};
+
 class Reasoner {
  public:
   Reasoner(const KnowledgeBase& kb, const KbIndex& ki, const Topology& topo, EventIndex& ix,
@@ -178,6 +192,7 @@ class Reasoner {
   // The parts of run(): the graph nodes the walk starts from; the incidents of
   // the explanation graph's components; the fallback when no symptom connects.
   std::vector<uint32_t> start_nodes(const std::vector<uint32_t>& symptoms);
+  DisjointSets explanation_components() const;
   std::vector<Diagnosis> incidents(const std::vector<uint32_t>& starts);
   Diagnosis fallback_diagnosis(const std::vector<uint32_t>& starts);
   // Without a job symptom: the fault evidence split by causal reach and time gaps.
@@ -1695,19 +1710,21 @@ Diagnosis Reasoner::fallback_diagnosis(const std::vector<uint32_t>& starts) {
   return diagnose(starts, roots_, {}, false, true);
 }
 
+// Every valid edge joins its cause and effect: the explanation graph's components.
+DisjointSets Reasoner::explanation_components() const {
+  DisjointSets comps(nodes_.size());
+  for (auto& e : edges_)
+    if (edge_valid(e)) comps.join(e.cause, e.effect);
+  return comps;
+}
+
 // Incidents: connected components of the explanation graph. Symptoms whose
 // explanations do not overlap stay apart.
 std::vector<Diagnosis> Reasoner::incidents(const std::vector<uint32_t>& starts) {
   // A symptom wave that a root explains joins that root's incident.
   if (extend_reach(starts)) ground();
-  std::vector<uint32_t> parent(nodes_.size());
-  std::iota(parent.begin(), parent.end(), 0u);
-  auto find = [&](uint32_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
-  for (auto& e : edges_)
-    if (edge_valid(e)) parent[find(e.cause)] = find(e.effect);
+  DisjointSets joined = explanation_components();
+  auto find = [&](uint32_t x) { return joined.find(x); };
   std::map<uint32_t, std::vector<uint32_t>> comp_roots, comp_syms;
   for (uint32_t r : roots_) comp_roots[find(r)].push_back(r);
   for (uint32_t s : starts) comp_syms[find(s)].push_back(s);
@@ -1860,14 +1877,8 @@ const std::string& Reasoner::node_nature(uint32_t n) const {
 // The principal is the worst (severity, then nature, then score); the others
 // follow newest first. Stretches of background evidence alone are not listed.
 std::vector<Diagnosis> Reasoner::incidents_without_symptom(const std::vector<uint32_t>& starts) {
-  std::vector<uint32_t> parent(nodes_.size());
-  std::iota(parent.begin(), parent.end(), 0u);
-  auto find = [&](uint32_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
-  for (auto& e : edges_)
-    if (edge_valid(e)) parent[find(e.cause)] = find(e.effect);
+  DisjointSets joined = explanation_components();
+  auto find = [&](uint32_t x) { return joined.find(x); };
   struct Comp {
     int64_t lo = kNoWall, hi = kNoWall;
     int group = -1;

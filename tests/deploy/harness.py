@@ -165,6 +165,24 @@ class Redis:
         return out
 
 
+
+def acl_redis(tmp, acl_template, fsync="always"):
+    """A redis-server under deploy/users.acl with per-run passwords (the
+    template's CHANGE_ME_<ROLE> replaced), admin credentials set; not started.
+    Returns (redis, passwords by role)."""
+    pw = {"AGENT": "agent-%d" % os.getpid(), "DIAGNOSER": "diag-%d" % os.getpid(),
+          "ADMIN": "admin-%d" % os.getpid()}
+    acl = open(acl_template).read()
+    for k, v in pw.items():
+        acl = acl.replace("CHANGE_ME_" + k, v)
+    aclfile = os.path.join(tmp, "users.acl")
+    with open(aclfile, "w") as f:
+        f.write(acl)
+    redis = Redis(tmp, aclfile=aclfile, fsync=fsync)
+    redis.admin = ["--user", "reflex-admin", "--pass", pw["ADMIN"], "--no-auth-warning"]
+    redis.admin_auth = ("reflex-admin", pw["ADMIN"])
+    return redis, pw
+
 class RespError(Exception):
     pass
 

@@ -10,7 +10,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Redis, RespError, check, spawn, tempdir, wait_for  # noqa
+from harness import Redis, acl_redis, RespError, check, spawn, tempdir, wait_for  # noqa
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--reflex", required=True)
@@ -21,17 +21,7 @@ a = ap.parse_args()
 
 tmp = tempdir()
 topo = os.path.join(a.bundle, "topology.json")
-pw = {"AGENT": "agent-%d" % os.getpid(), "DIAGNOSER": "diag-%d" % os.getpid(),
-      "ADMIN": "admin-%d" % os.getpid()}
-acl = open(a.acl).read()
-for k, v in pw.items():
-    acl = acl.replace("CHANGE_ME_" + k, v)
-aclfile = os.path.join(tmp, "users.acl")
-with open(aclfile, "w") as f:
-    f.write(acl)
-redis = Redis(tmp, aclfile=aclfile)
-redis.admin = ["--user", "reflex-admin", "--pass", pw["ADMIN"], "--no-auth-warning"]
-redis.admin_auth = ("reflex-admin", pw["ADMIN"])
+redis, pw = acl_redis(tmp, a.acl)
 redis.start()
 key = "reflex:{job:job-42}:events"
 

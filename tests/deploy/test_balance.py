@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (Redis, check, dump_logs_on_failure, free_port, http_get, metric,  # noqa
+from harness import (Redis, acl_redis, check, dump_logs_on_failure, free_port, http_get, metric,  # noqa
                      spawn, tempdir, wait_for)
 
 ap = argparse.ArgumentParser()
@@ -26,17 +26,7 @@ a = ap.parse_args()
 tmp = tempdir()
 dump_logs_on_failure(tmp)
 topo = os.path.join(a.bundle, "topology.json")
-pw = {"AGENT": "agent-%d" % os.getpid(), "DIAGNOSER": "diag-%d" % os.getpid(),
-      "ADMIN": "admin-%d" % os.getpid()}
-acl = open(a.acl).read()
-for k, v in pw.items():
-    acl = acl.replace("CHANGE_ME_" + k, v)
-aclfile = os.path.join(tmp, "users.acl")
-with open(aclfile, "w") as f:
-    f.write(acl)
-redis = Redis(tmp, aclfile=aclfile, fsync="everysec")
-redis.admin = ["--user", "reflex-admin", "--pass", pw["ADMIN"], "--no-auth-warning"]
-redis.admin_auth = ("reflex-admin", pw["ADMIN"])
+redis, pw = acl_redis(tmp, a.acl, fsync="everysec")
 redis.start()
 admin = redis.conn()
 
