@@ -193,6 +193,7 @@ class Reasoner {
   // the explanation graph's components; the fallback when no symptom connects.
   std::vector<uint32_t> start_nodes(const std::vector<uint32_t>& symptoms);
   DisjointSets explanation_components() const;
+  void note_hypothesis(const Hyp& h, std::optional<Event>* odd_ev);
   std::vector<Diagnosis> incidents(const std::vector<uint32_t>& starts);
   Diagnosis fallback_diagnosis(const std::vector<uint32_t>& starts);
   // Without a job symptom: the fault evidence split by causal reach and time gaps.
@@ -1210,6 +1211,34 @@ std::string incident_id(const EventRef& r) {
   return buf;
 }
 
+// The note that says why a hypothesis stands; an odd_one_out latent's first
+// differing line goes to *odd_ev (its fields fill the latent's text).
+void Reasoner::note_hypothesis(const Hyp& h, std::optional<Event>* odd_ev) {
+  std::string t = h.t_est == kNoWall ? std::string("the failure") : format_time_us(h.t_est);
+  if (h.latent->silent)
+    note("hypothesised " + h.latent->name + " on " + h.device + ": " +
+         (h.host.empty() ? h.device : h.host) + " logged nothing after " + t +
+         " while its peers kept logging" +
+         (h.silent_unknown ? " (its lines without wall time could not be compared)" : ""));
+  else if (const OddFinding* f = odd_.finding(*h.latent, h.device)) {
+    note(odd_.describe(*h.latent, *f, ix_));
+    *odd_ev = ix_.ev(f->evidence.front());  // its fields fill the latent's text
+  } else if (h.latent->has_quorum())
+    note("hypothesised " + h.latent->name + " on " + h.device +
+         ": it has no log line of its own; one mechanism for the same fault on " +
+         std::to_string(h.rival_roots) +
+         (h.quorum_of ? " of the " + std::to_string(h.quorum_of) + " devices" : " devices") +
+         " it reaches, within one rule window (common mode: its quorum is met)");
+  else if (h.rival_roots >= 2)
+    note("hypothesised " + h.latent->name + " on " + h.device +
+         ": it has no log line of its own; it explains " + std::to_string(h.rival_roots) +
+         " faults on different devices within one rule window, which would otherwise be " +
+         "independent root causes");
+  else
+    note("hypothesised " + h.latent->name + " on " + h.device +
+         ": it has no log line of its own; nothing observed explains its effects");
+}
+
 Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
                              const std::vector<uint32_t>& roots,
                              const std::vector<uint32_t>& extra_unexplained, bool null_trigger,
@@ -1266,29 +1295,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
       rc.check = h.latent->check;
       host = h.host;
       rc.latent = true;
-      std::string t = h.t_est == kNoWall ? std::string("the failure") : format_time_us(h.t_est);
-      if (h.latent->silent)
-        note("hypothesised " + h.latent->name + " on " + h.device + ": " +
-             (h.host.empty() ? h.device : h.host) + " logged nothing after " + t +
-             " while its peers kept logging" +
-             (h.silent_unknown ? " (its lines without wall time could not be compared)" : ""));
-      else if (const OddFinding* f = odd_.finding(*h.latent, h.device)) {
-        note(odd_.describe(*h.latent, *f, ix_));
-        odd_ev = ix_.ev(f->evidence.front());  // its fields fill the latent's text
-      } else if (h.latent->has_quorum())
-        note("hypothesised " + h.latent->name + " on " + h.device +
-             ": it has no log line of its own; one mechanism for the same fault on " +
-             std::to_string(h.rival_roots) +
-             (h.quorum_of ? " of the " + std::to_string(h.quorum_of) + " devices" : " devices") +
-             " it reaches, within one rule window (common mode: its quorum is met)");
-      else if (h.rival_roots >= 2)
-        note("hypothesised " + h.latent->name + " on " + h.device +
-             ": it has no log line of its own; it explains " + std::to_string(h.rival_roots) +
-             " faults on different devices within one rule window, which would otherwise be " +
-             "independent root causes");
-      else
-        note("hypothesised " + h.latent->name + " on " + h.device +
-             ": it has no log line of its own; nothing observed explains its effects");
+      note_hypothesis(h, &odd_ev);
     } else {
       const Signature* s = ki_.signature(ix_.rec(g.ev).name);
       cls = s ? s->fault_class : "";
