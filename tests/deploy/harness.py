@@ -58,11 +58,17 @@ def spawn(args, **kw):
     return p
 
 
+# Sanitizer builds run the binaries several times slower: ctest sets
+# REFLEX_TEST_TIME_SCALE there (tests/deploy/CMakeLists.txt) and every wait_for
+# stretches by it (bounded: 1 to 10).
+TIME_SCALE = min(10.0, max(1.0, float(os.environ.get("REFLEX_TEST_TIME_SCALE", "1") or 1)))
+
+
 def wait_for(pred, timeout, what, step=0.1):
     """Polls pred until it is truthy. A connection refused or reset (OSError,
     which urllib's URLError is) means "not yet": a server under a sanitizer
     build may not be listening when the first poll comes."""
-    end = time.time() + timeout
+    end = time.time() + timeout * TIME_SCALE
     last = None
     while time.time() < end:
         try:
