@@ -21,6 +21,7 @@ ap.add_argument("--reflex", required=True)
 ap.add_argument("--kb", required=True)
 ap.add_argument("--bundle", required=True)
 ap.add_argument("--acl", required=True)
+ap.add_argument("--reflexc", help="build the KB once: diagnosers load the artifact (README)")
 a = ap.parse_args()
 
 tmp = tempdir()
@@ -49,9 +50,19 @@ INCIDENT = "job:job-42"
 diag = {}
 
 
+# Diagnosers load a built artifact, as the README advises: compiling kb/ for
+# every shard taken costs ~1 s (many times that under a sanitizer), longer
+# than this test's 3 s lease.
+kb_for_watch = a.kb
+if a.reflexc:
+    kb_for_watch = os.path.join(tmp, "kb.art")
+    subprocess.run([a.reflexc, "build", "-o", kb_for_watch, a.kb], check=True, timeout=600,
+                   stdout=subprocess.DEVNULL)
+
+
 def start(name):
     port = free_port()
-    p = spawn([a.reflex, "watch", "--kb", a.kb, "--topology", topo, "--owner", name,
+    p = spawn([a.reflex, "watch", "--kb", kb_for_watch, "--topology", topo, "--owner", name,
                "--lease-ttl", "3s", "--settle", "2s", "--metrics", "127.0.0.1:%d" % port,
                "--redis", redis.url("reflex-diagnoser", pw["DIAGNOSER"])],
               stdout=open(os.path.join(tmp, name + ".jsonl"), "w"),
