@@ -336,6 +336,9 @@ class Reasoner {
   std::vector<uint32_t> pending_;
   std::vector<uint8_t> expanded_;  // per node
   std::vector<uint32_t> class_names_;
+  // Of those, the ones that corroborate a device fault (independent_evidence):
+  // a declared nature that evicts, not background. Filtered once per run.
+  std::vector<uint32_t> device_fault_names_;
   std::vector<std::string> notes_;
   std::set<std::string> seen_notes_;
   std::unordered_map<uint32_t, int64_t> healed_;
@@ -653,12 +656,10 @@ int Reasoner::independent_evidence(uint32_t n) const {
   const Rec& r = ix_.rec(g.ev);
   int64_t span = static_cast<int64_t>(std::max(3600.0, ki_.max_window_s) * 1e6);
   int count = 0;
-  for (uint32_t cn : class_names_) {
+  // Only evidence of a device fault corroborates one: an application's Xid or
+  // a known-background line on the same GPU hours earlier does not.
+  for (uint32_t cn : device_fault_names_) {
     if (cn == r.name) continue;
-    // Only evidence of a device fault corroborates one: an application's Xid
-    // or a known-background line on the same GPU hours earlier does not.
-    const Signature* os = ki_.signature(cn);
-    if (!os || os->background || !kb_.nature_evicts(os->nature)) continue;
     auto* v = ix_.by_name_device(cn, r.device);
     if (!v) continue;
     for (uint32_t i : *v) {
@@ -1619,6 +1620,10 @@ std::vector<Diagnosis> Reasoner::run(const std::vector<uint32_t>& symptoms) {
   for (auto& [name, s] : ki_.sig)
     if (!s->fault_class.empty()) class_names_.push_back(name);
   std::sort(class_names_.begin(), class_names_.end());
+  for (uint32_t cn : class_names_) {
+    const Signature* s = ki_.signature(cn);
+    if (s && !s->background && kb_.nature_evicts(s->nature)) device_fault_names_.push_back(cn);
+  }
 
   const bool null_trigger = symptoms.empty();
   std::vector<uint32_t> starts = start_nodes(symptoms);
