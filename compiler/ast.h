@@ -103,6 +103,7 @@ struct Member {
     where,
     within,
     skew,
+    while_cause_lasts,  // values: [DUR] or none
     strength,
     topology,
     log,

@@ -449,6 +449,11 @@ class Builder {
       m.values.push_back(duration(c->duration()));
       return true;
     }
+    if (auto* c = dynamic_cast<P::WhileCauseLastsMemberContext*>(b)) {
+      m.kind = K::while_cause_lasts;
+      if (c->duration()) m.values.push_back(duration(c->duration()));
+      return true;
+    }
     if (auto* c = dynamic_cast<P::StrengthMemberContext*>(b)) {
       m.kind = K::strength;
       m.values.push_back(number_value(c->NUMBER()));

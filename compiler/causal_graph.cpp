@@ -236,6 +236,7 @@ std::string causal_graph_json(const KnowledgeBase& kb) {
                      {"strength", r.strength},
                      {"where", where},
                      {"loc", r.loc.str()}});
+    if (r.lasting_s >= 0) edges.back()["while_cause_lasts_s"] = r.lasting_s;
   }
   json out = {{"nodes", nodes}, {"edges", edges}};
   return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

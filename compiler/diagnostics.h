@@ -72,6 +72,7 @@ enum class DiagId : uint16_t {
   group_cycle,
   empty_group,
   quorum_range,
+  lasting_cause,
   // warnings
   unused_import,
   ambiguous_match,

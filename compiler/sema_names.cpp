@@ -286,6 +286,7 @@ bool allowed_in(const Decl& d, Member::Kind k) {
         case K::where:
         case K::within:
         case K::skew:
+        case K::while_cause_lasts:
         case K::strength:
         case K::allow:
           return true;
@@ -312,7 +313,8 @@ bool allowed_in(const Decl& d, Member::Kind k) {
 bool overridable(const std::string& kind, Member::Kind k) {
   using K = Member::Kind;
   if (k == K::allow) return true;
-  if (kind == "rule") return k == K::strength || k == K::within || k == K::skew;
+  if (kind == "rule")
+    return k == K::strength || k == K::within || k == K::skew || k == K::while_cause_lasts;
   bool common = k == K::action || k == K::severity || k == K::description || k == K::remediation ||
                 k == K::check;
   if (kind == "latent") return common;
@@ -374,7 +376,7 @@ void pass_members(Sema& s) {
             auto& diag = s.diags.report(DiagId::override_statement, m.range,
                                         "`" + kw + "` cannot be overridden");
             DiagEngine::note(diag, d.override_kind == "rule"
-                                       ? "a rule override may replace strength, within, skew"
+                                       ? "a rule override may replace strength, within, skew, while cause lasts"
                                    : d.override_kind == "latent"
                                        ? "a latent override may replace action, severity, "
                                          "description, remediation"

@@ -211,6 +211,35 @@ bool rule_sides(RuleCtx& c) {
   return true;
 }
 
+// `while cause lasts [+ DUR]`: DUR >= 0 (default 0), and every cause has a
+// log line (a latent has no first..last to bound anything by).
+void lasting_bound(RuleCtx& c, const Member& m) {
+  double d = 0;
+  if (!m.values.empty()) {
+    auto v = duration_of(c.s, m.values[0]);
+    if (!v) return;
+    if (*v < 0) {
+      c.s.diags.report(DiagId::lasting_cause, m.values[0].range,
+                       "`while cause lasts + " + m.values[0].text + "`: the duration cannot be negative",
+                       c.allows);
+      c.r.ok = false;
+      return;
+    }
+    d = *v;
+  }
+  for (const SideEvent& ce : c.causes) {
+    if (!ce.info.latent) continue;
+    auto& diag = c.s.diags.report(DiagId::lasting_cause, m.range,
+                                  "`while cause lasts`: cause '" + ce.name +
+                                      "' is a latent, with no log line whose span could bound the effect",
+                                  c.allows);
+    DiagEngine::note(diag, ce.info.decl->name.range, "declared here");
+    c.r.ok = false;
+    return;
+  }
+  c.base.lasting_s = d;
+}
+
 // `within MIN .. MAX`, `skew` and `strength` into the base rule; the window
 // must exist, be in order, and not start before the cause beyond the skew.
 void rule_timing(RuleCtx& c) {
@@ -246,6 +275,8 @@ void rule_timing(RuleCtx& c) {
                          c.allows);
         base.skew_s = *d;
       }
+    } else if (m->kind == K::while_cause_lasts) {
+      lasting_bound(c, *m);
     } else if (m->kind == K::strength && !m->values.empty()) {
       auto v = parse_float(m->values[0].text);
       if (!v) {

@@ -80,6 +80,8 @@ std::string member_keyword(Member::Kind k) {
       return "within";
     case K::skew:
       return "skew";
+    case K::while_cause_lasts:
+      return "while cause lasts";
     case K::strength:
       return "strength";
     case K::topology:

@@ -64,6 +64,8 @@ memberBody
   | 'where' relation ('and' relation)*                                  # whereMember
   | 'within' duration '..' duration                                     # withinMember
   | 'skew' duration                                                     # skewMember
+  // the effect begins while the cause is observed (its first..last), +/- DUR
+  | 'while' 'cause' 'lasts' ('+' duration)?                             # whileCauseLastsMember
   | 'strength' NUMBER                                                   # strengthMember
   | 'topology' (STRING | TRIPLE_STRING)                                 # topologyMember
   | 'log' STRING name STRING                                            # logMember
@@ -131,6 +133,7 @@ name
   | 'matches' | 'group' | 'suspect' | 'background' | 'check' | 'evicts'
   | 'quorum'
   | 'among'
+  | 'while' | 'cause' | 'lasts'
   ;
 
 // ---- lexer ----

@@ -29,7 +29,15 @@ WindowFit window_fit(const EventSpan& c, const EventSpan& e, bool same_clock, co
     double dmin = static_cast<double>(e.lo - c.hi) / 1e6;
     double dmax = static_cast<double>(e.hi - c.lo) / 1e6;
     double lo = r.min_s - skew, hi = r.max_s + skew;
-    return (dmax >= lo - 1e-7 && dmin <= hi + 1e-7) ? WindowFit::inside : WindowFit::outside;
+    if (!(dmax >= lo - 1e-7 && dmin <= hi + 1e-7)) return WindowFit::outside;
+    if (r.lasting_s >= 0) {
+      // `while cause lasts + DUR`: the effect's onset within DUR of the cause's
+      // span; between clocks only the engine's tolerance is added (a rule's
+      // skew is sized for its window, which may open before the cause).
+      auto tol = static_cast<int64_t>((r.lasting_s + (same_clock ? 0.0 : clock_skew_s)) * 1e6);
+      if (e.lo < c.lo - tol || e.lo > c.hi + tol) return WindowFit::outside;
+    }
+    return WindowFit::inside;
   }
   if (same_clock && c.mono >= 0 && e.mono >= 0) {
     double d = e.mono - c.mono;

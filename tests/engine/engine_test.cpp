@@ -1085,3 +1085,74 @@ TEST(Engine, QuorumNeedsOneTimePoint) {
   for (auto& d : ds)
     for (auto& r : d.root_causes) EXPECT_FALSE(r.latent) << r.device;
 }
+
+// `while cause lasts + DUR` (docs/language.md §6): a throttle episode on
+// node-1's GPU 0 (samples 100..140 s, folded) ended four minutes before the
+// job slowed at 400 s; a PSU record on node-2 at 380 s came just before it.
+namespace {
+KbBuilder lasting_kb(double lasting_s) {
+  KbBuilder b;
+  b.sig("t_throttle", DeviceKind::gpu, "thermal_power", Severity::major);
+  b.sig("t_psu", DeviceKind::host, "thermal_power", Severity::major);
+  b.sig("t_slow", DeviceKind::job, "", Severity::minor, SymptomKind::slowdown);
+  Rule& r = b.rule("t_throttle", "t_slow", {W("cause", Relation::in, "effect")}, -600, 7200, 0.8,
+                   600);
+  r.lasting_s = lasting_s;
+  b.rule("t_psu", "t_slow", {W("cause", Relation::in, "effect")}, -600, 7200, 0.5, 600);
+  return b;
+}
+
+std::vector<Event> ended_episode_events(double slow_at) {
+  Event th = ev("t_throttle", gpu(1, 0), DeviceKind::gpu, "node-1", 140, "node-1/app");
+  th.count = 5;
+  th.first = at(100);
+  th.last = at(140);
+  return {th, ev("t_psu", "node-2", DeviceKind::host, "node-2", 380, "node-2/app"),
+          ev("t_slow", "job/job-1", DeviceKind::job, "node-0", slow_at, "node-0/app")};
+}
+}  // namespace
+
+TEST(Engine, WhileCauseLastsDropsAnEpisodeThatEndedBeforeTheEffectBegan) {
+  auto t = topo(topo_json(3, {{"job-1", {0, 1, 2}}}));
+  // Without the bound the long window lets the stronger, ended episode win.
+  auto loose = diagnose_events(lasting_kb(-1).kb, *t, ended_episode_events(400));
+  ASSERT_EQ(loose.size(), 1u);
+  ASSERT_FALSE(loose[0].root_causes.empty());
+  EXPECT_EQ(loose[0].root_causes[0].device, gpu(1, 0));
+  // With it, the episode (ended at 140 s, +2 min = 260 s) cannot explain an onset at 400 s.
+  auto bound = diagnose_events(lasting_kb(120).kb, *t, ended_episode_events(400));
+  ASSERT_EQ(bound.size(), 1u);
+  ASSERT_FALSE(bound[0].root_causes.empty());
+  EXPECT_EQ(bound[0].root_causes[0].device, "node-2");
+  for (auto& r : bound[0].root_causes) EXPECT_NE(r.device, gpu(1, 0));
+  // An onset within the tolerance after the last sample is still the episode's.
+  auto near = diagnose_events(lasting_kb(120).kb, *t, ended_episode_events(250));
+  ASSERT_EQ(near.size(), 1u);
+  ASSERT_FALSE(near[0].root_causes.empty());
+  EXPECT_EQ(near[0].root_causes[0].device, gpu(1, 0));
+}
+
+TEST(Engine, WhileCauseLastsBoundsTheOnsetBeforeTheEpisodeToo) {
+  // The job slowed at 0 s; the episode's samples start at 300 s: not its cause.
+  auto t = topo(topo_json(3, {{"job-1", {0, 1, 2}}}));
+  Event th = ev("t_throttle", gpu(1, 0), DeviceKind::gpu, "node-1", 340, "node-1/app");
+  th.first = at(300);
+  th.last = at(340);
+  Event slow = ev("t_slow", "job/job-1", DeviceKind::job, "node-0", 0, "node-0/app");
+  slow.first = at(0);
+  slow.last = at(900);  // the slowdown's records keep coming through the episode
+  // No rule ties the episode to the symptom: at most it is listed as evidence
+  // nothing links (no chain to the slowdown).
+  auto ds = diagnose_events(lasting_kb(120).kb, *t, {th, slow});
+  ASSERT_EQ(ds.size(), 1u);
+  for (auto& r : ds[0].root_causes) {
+    if (r.device == gpu(1, 0)) {
+      EXPECT_LT(r.chain.size(), 2u);
+    }
+  }
+  auto loose = diagnose_events(lasting_kb(-1).kb, *t, {th, slow});
+  ASSERT_EQ(loose.size(), 1u);
+  ASSERT_FALSE(loose[0].root_causes.empty());
+  EXPECT_EQ(loose[0].root_causes[0].device, gpu(1, 0));
+  EXPECT_EQ(loose[0].root_causes[0].chain.size(), 2u);
+}

@@ -211,6 +211,9 @@ struct Rule {
   double min_s = 0;
   double max_s = 0;
   double skew_s = 0;
+  // `while cause lasts + DUR`: the effect must begin within DUR of the
+  // cause's observed span (first..last); < 0: no such bound.
+  double lasting_s = -1;
   double strength = 1.0;
 };
 
@@ -307,6 +310,6 @@ struct KnowledgeBase {
 
 // 2: natures (and whether each evicts) are recorded; a format-1 artifact
 // would drain user-code roots, so it is refused and rebuilt.
-constexpr int kArtifactFormatVersion = 3;
+constexpr int kArtifactFormatVersion = 4;
 
 }  // namespace reflex

@@ -29,6 +29,9 @@ enum class WindowFit { outside, inside, unknown };
 // overlap [min - skew, max + skew] (skew only across clocks, the rule's plus
 // `clock_skew_s`); within one clock without wall time, monotonic order;
 // clocks that cannot be compared are `unknown` (linked at a lower score).
+// With `while cause lasts + DUR` (Rule::lasting_s >= 0) the effect must also
+// begin (its first time) within DUR of the cause's first..last; without wall
+// times that bound is not checked.
 WindowFit window_fit(const EventSpan& cause, const EventSpan& effect, bool same_clock,
                      const Rule& r, double clock_skew_s);
 
