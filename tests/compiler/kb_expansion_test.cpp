@@ -41,7 +41,8 @@ std::string line_of(const Rule& r) {
     where +=
         (where.empty() ? "" : " and ") + ref(c.lhs) + " " + to_string(c.rel) + " " + ref(c.rhs);
   return r.cause + " -> " + r.effect + " | where " + (where.empty() ? "-" : where) + " | within " +
-         num(r.min_s) + " .. " + num(r.max_s) + " | skew " + num(r.skew_s) + " | strength " +
+         num(r.min_s) + " .. " + num(r.max_s) + " | skew " + num(r.skew_s) +
+         (r.lasting_s >= 0 ? " | while cause lasts + " + num(r.lasting_s) : "") + " | strength " +
          num(r.strength);
 }
 
