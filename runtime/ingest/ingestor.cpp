@@ -649,64 +649,76 @@ struct Ingestor::Impl {
     }
     if (pending_total) advance_pending(rec);
     if (hits.empty()) return;
-    const auto& pats = matcher.patterns();
-    const auto& sigs = matcher.signatures();
+    // What follows is a pure function of (transport, message): a storm
+    // repeats a few messages, so their outcome is looked up, not recomputed.
+    const bool memo = line_memo_on && rec.msg.size() <= kMemoMsgBytes;
+    if (memo) {
+      memo_line_key.assign(1, static_cast<char>(rec.transport));
+      memo_line_key.append(rec.msg);
+      auto it = line_memo.find(memo_line_key);
+      if (it != line_memo.end()) {
+        replay_outcome(it->second, rec);
+        return;
+      }
+      // Only a message seen before is stored: unique lines pay one hash.
+      const size_t h = std::hash<std::string>{}(memo_line_key);
+      uint64_t& slot = memo_seen[h & (kMemoSeen - 1)];
+      const uint64_t tag = static_cast<uint64_t>(h) | 1;
+      if (slot == tag) {
+        outcome.clear();
+        recording = &outcome;
+        match_line(rec);
+        recording = nullptr;
+        if (line_memo.size() >= kLineMemoEntries) line_memo.clear();
+        line_memo.emplace(memo_line_key, std::move(outcome));
+        outcome = Outcome{};
+        return;
+      }
+      slot = tag;
+    }
+    match_line(rec);
+  }
+
+  // The first-line matching of process(), its effects recorded in
+  // *recording when set (line memo).
+  struct Outcome {
+    uint64_t transport_mismatch = 0, prefilter_rejects = 0, rejected_by_when = 0;
     bool matched = false, recognised = false, refused = false;
     uint32_t suspect = UINT32_MAX;
-    for (uint32_t p : hits) {
-      const ingest::PatternInfo& pi = pats[p];
-      if (pi.first_of.empty()) continue;
-      if (!(pi.first_sources & rec.transport)) {
-        if (hit_in_msg(p, rec)) {
-          ++stats.transport_mismatch;
-          refused = true;
-        }
-        continue;
-      }
-      caps.clear();
-      uint32_t typed_class = UINT32_MAX;
-      bool typed_ok = false;
-      if (!matcher.confirm(p, rec.msg, &caps)) {
-        if ((pi.prefilter || !pi.anchor_dropped) && hit_in_msg(p, rec)) ++stats.prefilter_rejects;
-        continue;
-      }
-      const std::vector<uint8_t>* row = nullptr;
-      for (size_t slot = 0; slot < pi.first_of.size(); ++slot) {
-        const uint32_t si = pi.first_of[slot];
-        const ingest::SigInfo& s = sigs[si];
-        if (s.sig->suspect) {  // judged after the line's real signatures
-          if (suspect == UINT32_MAX) suspect = si;
-          continue;
-        }
-        if (!(s.sig->sources & rec.transport)) {
-          ++stats.transport_mismatch;
-          refused = true;
-          continue;
-        }
-        recognised = true;
-        if (s.part_pattern.size() > 1) {
-          start_pending(si, caps, rec);
-          matched = true;
-          continue;
-        }
-        // Signatures sharing this pattern with the same field declarations
-        // share one typed copy of the captures; only `when` differs.
-        if (typing_class[si] != typed_class) {
-          tmp = caps;
-          typed_ok = s.compiled->type_fields(&tmp);
-          typed_class = typing_class[si];
-          row = typed_ok ? when_row(p, typed_class, tmp) : nullptr;
-        }
-        if (!typed_ok || !(row ? (*row)[slot] != 0 : s.compiled->when_holds(tmp))) {
-          ++stats.rejected_by_when;
-          continue;
-        }
-        matched = true;
-        fields = tmp;  // emit_event consumes it; tmp serves the next signature
-        emit_event(si, fields, rec.time, rec.transport, rec.host, rec.host_known, rec.rank_hint,
+    struct Act {
+      uint32_t si = 0;
+      bool pending = false;  // start_pending, else emit_event
+      FieldValues fields;
+    };
+    std::vector<Act> acts;
+    void clear() { *this = Outcome{}; }
+  };
+  static constexpr size_t kMemoMsgBytes = 512, kLineMemoEntries = 4096, kMemoSeen = 1 << 14;
+  bool line_memo_on = true;
+  std::unordered_map<std::string, Outcome> line_memo;
+  std::vector<uint64_t> memo_seen = std::vector<uint64_t>(kMemoSeen, 0);
+  std::string memo_line_key;
+  Outcome outcome;
+  Outcome* recording = nullptr;
+
+  void replay_outcome(const Outcome& o, const LogRecord& rec) {
+    stats.transport_mismatch += o.transport_mismatch;
+    stats.prefilter_rejects += o.prefilter_rejects;
+    stats.rejected_by_when += o.rejected_by_when;
+    for (const Outcome::Act& a : o.acts) {
+      if (a.pending) {
+        start_pending(a.si, a.fields, rec);
+      } else {
+        fields = a.fields;
+        emit_event(a.si, fields, rec.time, rec.transport, rec.host, rec.host_known, rec.rank_hint,
                    rec.file, rec.line_no, rec.raw);
       }
     }
+    finish_line(rec, o.matched, o.recognised, o.refused, o.suspect);
+  }
+
+  void finish_line(const LogRecord& rec, bool matched, bool recognised, bool refused,
+                   uint32_t suspect) {
     if (matched) ++stats.matched_lines;
     if (refused && !recognised) ++stats.transport_refused_by_file[std::string(rec.file)];
     if (suspect != UINT32_MAX && !recognised && !refused) {
@@ -725,6 +737,83 @@ struct Ingestor::Impl {
       else
         note_unrecognised(suspect, rec.file, rec.line_no, rec.raw);
     }
+  }
+
+  void match_line(const LogRecord& rec) {
+    const auto& pats = matcher.patterns();
+    const auto& sigs = matcher.signatures();
+    Outcome* out = recording;
+    bool matched = false, recognised = false, refused = false;
+    uint32_t suspect = UINT32_MAX;
+    for (uint32_t p : hits) {
+      const ingest::PatternInfo& pi = pats[p];
+      if (pi.first_of.empty()) continue;
+      if (!(pi.first_sources & rec.transport)) {
+        if (hit_in_msg(p, rec)) {
+          ++stats.transport_mismatch;
+          if (out) ++out->transport_mismatch;
+          refused = true;
+        }
+        continue;
+      }
+      caps.clear();
+      uint32_t typed_class = UINT32_MAX;
+      bool typed_ok = false;
+      if (!matcher.confirm(p, rec.msg, &caps)) {
+        if ((pi.prefilter || !pi.anchor_dropped) && hit_in_msg(p, rec)) {
+          ++stats.prefilter_rejects;
+          if (out) ++out->prefilter_rejects;
+        }
+        continue;
+      }
+      const std::vector<uint8_t>* row = nullptr;
+      for (size_t slot = 0; slot < pi.first_of.size(); ++slot) {
+        const uint32_t si = pi.first_of[slot];
+        const ingest::SigInfo& s = sigs[si];
+        if (s.sig->suspect) {  // judged after the line's real signatures
+          if (suspect == UINT32_MAX) suspect = si;
+          continue;
+        }
+        if (!(s.sig->sources & rec.transport)) {
+          ++stats.transport_mismatch;
+          if (out) ++out->transport_mismatch;
+          refused = true;
+          continue;
+        }
+        recognised = true;
+        if (s.part_pattern.size() > 1) {
+          if (out) out->acts.push_back({si, true, caps});
+          start_pending(si, caps, rec);
+          matched = true;
+          continue;
+        }
+        // Signatures sharing this pattern with the same field declarations
+        // share one typed copy of the captures; only `when` differs.
+        if (typing_class[si] != typed_class) {
+          tmp = caps;
+          typed_ok = s.compiled->type_fields(&tmp);
+          typed_class = typing_class[si];
+          row = typed_ok ? when_row(p, typed_class, tmp) : nullptr;
+        }
+        if (!typed_ok || !(row ? (*row)[slot] != 0 : s.compiled->when_holds(tmp))) {
+          ++stats.rejected_by_when;
+          if (out) ++out->rejected_by_when;
+          continue;
+        }
+        matched = true;
+        fields = tmp;  // emit_event consumes it; tmp serves the next signature
+        if (out) out->acts.push_back({si, false, fields});
+        emit_event(si, fields, rec.time, rec.transport, rec.host, rec.host_known, rec.rank_hint,
+                   rec.file, rec.line_no, rec.raw);
+      }
+    }
+    if (out) {
+      out->matched = matched;
+      out->recognised = recognised;
+      out->refused = refused;
+      out->suspect = suspect;
+    }
+    finish_line(rec, matched, recognised, refused, suspect);
   }
 
   // A line that looks like fault evidence (a `suspect` matched) but that no
