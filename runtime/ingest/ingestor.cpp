@@ -499,6 +499,17 @@ struct Ingestor::Impl {
         if (b.placeholder) note_placeholder(b.id);
       }
       if (!storms.baseline_passes(si, sig, fields, d.id)) return;
+    } else if (storms.try_fold(si, sig, d.id, fields, time)) {
+      // A storm's repeat: the open fold counts it; the notes and the
+      // sequence number are those of the event add() would have folded.
+      if (d.placeholder) note_placeholder(d.id);
+      for (const Locator& l : sig.locators) {
+        if (l.binding.empty()) continue;
+        ingest::Located b = ingest::locate_device(topo, sig, l.kind, &l, fields, rec);
+        if (b.placeholder) note_placeholder(b.id);
+      }
+      ++seq;
+      return;
     }
     Event ev;
     ev.name = sig.name;
