@@ -111,6 +111,7 @@ struct Ingestor::Impl {
     since_progress += lines;
     if (since_progress < kProgressLines) return;
     since_progress = 0;
+    flush_batch();  // the open storms as of the last line read
     progress(storms);
   }
 
@@ -301,6 +302,7 @@ struct Ingestor::Impl {
   }
 
   void flush_chunk() {
+    flush_batch();
     if (chunk_n == 0) return;
     scan_block(chunk, chunk_first_no, chunk_n);
     chunk.clear();
@@ -346,8 +348,64 @@ struct Ingestor::Impl {
       } else if (++probed >= kProbeLines && matcher.chunk_mode() && opts.chunk_mode) {
         file_mode = FileMode::chunk;
       }
+    } else if (file_mode == FileMode::per_line && matcher.chunk_mode() && opts.chunk_mode &&
+               rec->msg.find('\n') == std::string_view::npos) {
+      batch_line(*rec);
+      return;
     }
+    flush_batch();
     process(*rec);
+  }
+
+  // ---- message batches (per-line files: CSV, JSON, joined CRI lines) ----
+  // Their messages are not slices of the raw lines, so no block scan of the
+  // file applies; instead the parsed records wait in a batch whose messages,
+  // one a line, get one block scan: one Hyperscan call per batch, not per
+  // line. Records are processed in line order, each with its message's hits.
+  static constexpr size_t kBatchLines = 1024, kBatchBytes = 1 << 19;
+  std::vector<LogRecord> batch;
+  size_t batch_n = 0;
+  std::string batch_msgs, batch_raw;  // each message followed by '\n'; the raw lines
+  std::vector<uint32_t> batch_msg_at, batch_raw_at;
+
+  void batch_line(const LogRecord& rec) {
+    if (batch_n == batch.size()) batch.emplace_back();
+    batch[batch_n++] = rec;
+    batch_msg_at.push_back(static_cast<uint32_t>(batch_msgs.size()));
+    batch_msgs.append(rec.msg);
+    batch_msgs += '\n';
+    batch_raw_at.push_back(static_cast<uint32_t>(batch_raw.size()));
+    batch_raw.append(rec.raw);
+    if (batch_n >= kBatchLines || batch_msgs.size() + batch_raw.size() >= kBatchBytes)
+      flush_batch();
+  }
+
+  void flush_batch() {
+    if (batch_n == 0) return;
+    matcher.scan_block(batch_msgs, &cand_lines, &block_hits);
+    static const uint32_t kNoHits = 0;
+    size_t c = 0;
+    for (size_t i = 0; i < batch_n; ++i) {
+      LogRecord& r = batch[i];
+      const uint32_t at = batch_msg_at[i];
+      r.msg = std::string_view(batch_msgs).substr(at, r.msg.size());
+      r.raw = std::string_view(batch_raw).substr(batch_raw_at[i], r.raw.size());
+      while (c < cand_lines.size() && cand_lines[c].begin < at) ++c;
+      if (c < cand_lines.size() && cand_lines[c].begin == at) {
+        const auto& l = cand_lines[c];
+        if (l.hit_count == ingest::Matcher::kUnknownHits)
+          process(r);
+        else
+          process(r, block_hits.data() + l.hit_begin, l.hit_count);
+      } else {
+        process(r, &kNoHits, 0);  // no pattern can match: time and multi-line state only
+      }
+    }
+    batch_n = 0;
+    batch_msgs.clear();
+    batch_raw.clear();
+    batch_msg_at.clear();
+    batch_raw_at.clear();
   }
 
   void begin_chunked_file(const FileContext& ctx) {
@@ -469,6 +527,39 @@ struct Ingestor::Impl {
     notes.push_back("device " + id + " is not in the topology; kept as a placeholder");
   }
 
+  // The event's own device: a pure function of the signature, the located
+  // field's value and the line's host and rank hint, so a storm's repeats
+  // are looked up (normalising a BDF and the topology lookup are skipped).
+  static constexpr size_t kLocateMemoEntries = 4096;
+  std::unordered_map<std::string, ingest::Located> locate_memo;
+  std::string locate_key;
+  ingest::Located locate_own(uint32_t si, const Signature& sig, const Locator* own,
+                             const FieldValues& fields, const LogRecord& rec) {
+    locate_key.assign(reinterpret_cast<const char*>(&si), sizeof si);
+    locate_key.append(reinterpret_cast<const char*>(&rec.rank_hint), sizeof rec.rank_hint);
+    locate_key += rec.host_known ? '\x01' : '\x02';
+    locate_key += rec.host;
+    if (own) {
+      // As locate_device reads it: the first capture of the field, empty = absent.
+      const std::string* v = nullptr;
+      for (const auto& [n, val] : fields)
+        if (n == own->field) {
+          v = &val;
+          break;
+        }
+      if (v && !v->empty()) {
+        locate_key += '\0';
+        locate_key += *v;
+      }
+    }
+    auto it = locate_memo.find(locate_key);
+    if (it != locate_memo.end()) return it->second;
+    ingest::Located d = ingest::locate_device(topo, sig, sig.kind, own, fields, rec);
+    if (locate_memo.size() >= kLocateMemoEntries) locate_memo.clear();
+    locate_memo.emplace(locate_key, d);
+    return d;
+  }
+
   // `line` is copied only when the event survives the baseline stage.
   void emit_event(uint32_t si, FieldValues& fields, const EventTime& time, Transport transport,
                   const std::string& host, bool host_known, int rank_hint, std::string_view file,
@@ -488,7 +579,7 @@ struct Ingestor::Impl {
     const Locator* own = nullptr;
     for (const Locator& l : sig.locators)
       if (l.binding.empty()) own = &l;
-    ingest::Located d = ingest::locate_device(topo, sig, sig.kind, own, fields, rec);
+    ingest::Located d = locate_own(si, sig, own, fields, rec);
     const bool judged = ingest::StormFilter::has_baseline(sig);
     if (judged) {
       // Placeholder notes as for an event that is built (device, then bindings).
