@@ -363,14 +363,14 @@ struct Ingestor::Impl {
   // one a line, get one block scan: one Hyperscan call per batch, not per
   // line. Records are processed in line order, each with its message's hits.
   static constexpr size_t kBatchLines = 1024, kBatchBytes = 1 << 19;
-  std::vector<LogRecord> batch;
+  std::vector<LogRecord> msg_batch;
   size_t batch_n = 0;
   std::string batch_msgs, batch_raw;  // each message followed by '\n'; the raw lines
   std::vector<uint32_t> batch_msg_at, batch_raw_at;
 
   void batch_line(const LogRecord& rec) {
-    if (batch_n == batch.size()) batch.emplace_back();
-    batch[batch_n++] = rec;
+    if (batch_n == msg_batch.size()) msg_batch.emplace_back();
+    msg_batch[batch_n++] = rec;
     batch_msg_at.push_back(static_cast<uint32_t>(batch_msgs.size()));
     batch_msgs.append(rec.msg);
     batch_msgs += '\n';
@@ -386,7 +386,7 @@ struct Ingestor::Impl {
     static const uint32_t kNoHits = 0;
     size_t c = 0;
     for (size_t i = 0; i < batch_n; ++i) {
-      LogRecord& r = batch[i];
+      LogRecord& r = msg_batch[i];
       const uint32_t at = batch_msg_at[i];
       r.msg = std::string_view(batch_msgs).substr(at, r.msg.size());
       r.raw = std::string_view(batch_raw).substr(batch_raw_at[i], r.raw.size());
