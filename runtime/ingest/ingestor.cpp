@@ -111,6 +111,7 @@ struct Ingestor::Impl {
     since_progress += lines;
     if (since_progress < kProgressLines) return;
     since_progress = 0;
+    flush_batch();  // the open storms as of the last line read
     progress(storms);
   }
 
@@ -301,6 +302,7 @@ struct Ingestor::Impl {
   }
 
   void flush_chunk() {
+    flush_batch();
     if (chunk_n == 0) return;
     scan_block(chunk, chunk_first_no, chunk_n);
     chunk.clear();
@@ -346,8 +348,64 @@ struct Ingestor::Impl {
       } else if (++probed >= kProbeLines && matcher.chunk_mode() && opts.chunk_mode) {
         file_mode = FileMode::chunk;
       }
+    } else if (file_mode == FileMode::per_line && matcher.chunk_mode() && opts.chunk_mode &&
+               rec->msg.find('\n') == std::string_view::npos) {
+      batch_line(*rec);
+      return;
     }
+    flush_batch();
     process(*rec);
+  }
+
+  // ---- message batches (per-line files: CSV, JSON, joined CRI lines) ----
+  // Their messages are not slices of the raw lines, so no block scan of the
+  // file applies; instead the parsed records wait in a batch whose messages,
+  // one a line, get one block scan: one Hyperscan call per batch, not per
+  // line. Records are processed in line order, each with its message's hits.
+  static constexpr size_t kBatchLines = 1024, kBatchBytes = 1 << 19;
+  std::vector<LogRecord> msg_batch;
+  size_t batch_n = 0;
+  std::string batch_msgs, batch_raw;  // each message followed by '\n'; the raw lines
+  std::vector<uint32_t> batch_msg_at, batch_raw_at;
+
+  void batch_line(const LogRecord& rec) {
+    if (batch_n == msg_batch.size()) msg_batch.emplace_back();
+    msg_batch[batch_n++] = rec;
+    batch_msg_at.push_back(static_cast<uint32_t>(batch_msgs.size()));
+    batch_msgs.append(rec.msg);
+    batch_msgs += '\n';
+    batch_raw_at.push_back(static_cast<uint32_t>(batch_raw.size()));
+    batch_raw.append(rec.raw);
+    if (batch_n >= kBatchLines || batch_msgs.size() + batch_raw.size() >= kBatchBytes)
+      flush_batch();
+  }
+
+  void flush_batch() {
+    if (batch_n == 0) return;
+    matcher.scan_block(batch_msgs, &cand_lines, &block_hits);
+    static const uint32_t kNoHits = 0;
+    size_t c = 0;
+    for (size_t i = 0; i < batch_n; ++i) {
+      LogRecord& r = msg_batch[i];
+      const uint32_t at = batch_msg_at[i];
+      r.msg = std::string_view(batch_msgs).substr(at, r.msg.size());
+      r.raw = std::string_view(batch_raw).substr(batch_raw_at[i], r.raw.size());
+      while (c < cand_lines.size() && cand_lines[c].begin < at) ++c;
+      if (c < cand_lines.size() && cand_lines[c].begin == at) {
+        const auto& l = cand_lines[c];
+        if (l.hit_count == ingest::Matcher::kUnknownHits)
+          process(r);
+        else
+          process(r, block_hits.data() + l.hit_begin, l.hit_count);
+      } else {
+        process(r, &kNoHits, 0);  // no pattern can match: time and multi-line state only
+      }
+    }
+    batch_n = 0;
+    batch_msgs.clear();
+    batch_raw.clear();
+    batch_msg_at.clear();
+    batch_raw_at.clear();
   }
 
   void begin_chunked_file(const FileContext& ctx) {
@@ -469,6 +527,39 @@ struct Ingestor::Impl {
     notes.push_back("device " + id + " is not in the topology; kept as a placeholder");
   }
 
+  // The event's own device: a pure function of the signature, the located
+  // field's value and the line's host and rank hint, so a storm's repeats
+  // are looked up (normalising a BDF and the topology lookup are skipped).
+  static constexpr size_t kLocateMemoEntries = 4096;
+  std::unordered_map<std::string, ingest::Located> locate_memo;
+  std::string locate_key;
+  ingest::Located locate_own(uint32_t si, const Signature& sig, const Locator* own,
+                             const FieldValues& fields, const LogRecord& rec) {
+    locate_key.assign(reinterpret_cast<const char*>(&si), sizeof si);
+    locate_key.append(reinterpret_cast<const char*>(&rec.rank_hint), sizeof rec.rank_hint);
+    locate_key += rec.host_known ? '\x01' : '\x02';
+    locate_key += rec.host;
+    if (own) {
+      // As locate_device reads it: the first capture of the field, empty = absent.
+      const std::string* v = nullptr;
+      for (const auto& [n, val] : fields)
+        if (n == own->field) {
+          v = &val;
+          break;
+        }
+      if (v && !v->empty()) {
+        locate_key += '\0';
+        locate_key += *v;
+      }
+    }
+    auto it = locate_memo.find(locate_key);
+    if (it != locate_memo.end()) return it->second;
+    ingest::Located d = ingest::locate_device(topo, sig, sig.kind, own, fields, rec);
+    if (locate_memo.size() >= kLocateMemoEntries) locate_memo.clear();
+    locate_memo.emplace(locate_key, d);
+    return d;
+  }
+
   // `line` is copied only when the event survives the baseline stage.
   void emit_event(uint32_t si, FieldValues& fields, const EventTime& time, Transport transport,
                   const std::string& host, bool host_known, int rank_hint, std::string_view file,
@@ -488,7 +579,7 @@ struct Ingestor::Impl {
     const Locator* own = nullptr;
     for (const Locator& l : sig.locators)
       if (l.binding.empty()) own = &l;
-    ingest::Located d = ingest::locate_device(topo, sig, sig.kind, own, fields, rec);
+    ingest::Located d = locate_own(si, sig, own, fields, rec);
     const bool judged = ingest::StormFilter::has_baseline(sig);
     if (judged) {
       // Placeholder notes as for an event that is built (device, then bindings).
@@ -499,6 +590,17 @@ struct Ingestor::Impl {
         if (b.placeholder) note_placeholder(b.id);
       }
       if (!storms.baseline_passes(si, sig, fields, d.id)) return;
+    } else if (storms.try_fold(si, sig, d.id, fields, time)) {
+      // A storm's repeat: the open fold counts it; the notes and the
+      // sequence number are those of the event add() would have folded.
+      if (d.placeholder) note_placeholder(d.id);
+      for (const Locator& l : sig.locators) {
+        if (l.binding.empty()) continue;
+        ingest::Located b = ingest::locate_device(topo, sig, l.kind, &l, fields, rec);
+        if (b.placeholder) note_placeholder(b.id);
+      }
+      ++seq;
+      return;
     }
     Event ev;
     ev.name = sig.name;
@@ -649,64 +751,76 @@ struct Ingestor::Impl {
     }
     if (pending_total) advance_pending(rec);
     if (hits.empty()) return;
-    const auto& pats = matcher.patterns();
-    const auto& sigs = matcher.signatures();
+    // What follows is a pure function of (transport, message): a storm
+    // repeats a few messages, so their outcome is looked up, not recomputed.
+    const bool memo = line_memo_on && rec.msg.size() <= kMemoMsgBytes;
+    if (memo) {
+      memo_line_key.assign(1, static_cast<char>(rec.transport));
+      memo_line_key.append(rec.msg);
+      auto it = line_memo.find(memo_line_key);
+      if (it != line_memo.end()) {
+        replay_outcome(it->second, rec);
+        return;
+      }
+      // Only a message seen before is stored: unique lines pay one hash.
+      const size_t h = std::hash<std::string>{}(memo_line_key);
+      uint64_t& slot = memo_seen[h & (kMemoSeen - 1)];
+      const uint64_t tag = static_cast<uint64_t>(h) | 1;
+      if (slot == tag) {
+        outcome.clear();
+        recording = &outcome;
+        match_line(rec);
+        recording = nullptr;
+        if (line_memo.size() >= kLineMemoEntries) line_memo.clear();
+        line_memo.emplace(memo_line_key, std::move(outcome));
+        outcome = Outcome{};
+        return;
+      }
+      slot = tag;
+    }
+    match_line(rec);
+  }
+
+  // The first-line matching of process(), its effects recorded in
+  // *recording when set (line memo).
+  struct Outcome {
+    uint64_t transport_mismatch = 0, prefilter_rejects = 0, rejected_by_when = 0;
     bool matched = false, recognised = false, refused = false;
     uint32_t suspect = UINT32_MAX;
-    for (uint32_t p : hits) {
-      const ingest::PatternInfo& pi = pats[p];
-      if (pi.first_of.empty()) continue;
-      if (!(pi.first_sources & rec.transport)) {
-        if (hit_in_msg(p, rec)) {
-          ++stats.transport_mismatch;
-          refused = true;
-        }
-        continue;
-      }
-      caps.clear();
-      uint32_t typed_class = UINT32_MAX;
-      bool typed_ok = false;
-      if (!matcher.confirm(p, rec.msg, &caps)) {
-        if ((pi.prefilter || !pi.anchor_dropped) && hit_in_msg(p, rec)) ++stats.prefilter_rejects;
-        continue;
-      }
-      const std::vector<uint8_t>* row = nullptr;
-      for (size_t slot = 0; slot < pi.first_of.size(); ++slot) {
-        const uint32_t si = pi.first_of[slot];
-        const ingest::SigInfo& s = sigs[si];
-        if (s.sig->suspect) {  // judged after the line's real signatures
-          if (suspect == UINT32_MAX) suspect = si;
-          continue;
-        }
-        if (!(s.sig->sources & rec.transport)) {
-          ++stats.transport_mismatch;
-          refused = true;
-          continue;
-        }
-        recognised = true;
-        if (s.part_pattern.size() > 1) {
-          start_pending(si, caps, rec);
-          matched = true;
-          continue;
-        }
-        // Signatures sharing this pattern with the same field declarations
-        // share one typed copy of the captures; only `when` differs.
-        if (typing_class[si] != typed_class) {
-          tmp = caps;
-          typed_ok = s.compiled->type_fields(&tmp);
-          typed_class = typing_class[si];
-          row = typed_ok ? when_row(p, typed_class, tmp) : nullptr;
-        }
-        if (!typed_ok || !(row ? (*row)[slot] != 0 : s.compiled->when_holds(tmp))) {
-          ++stats.rejected_by_when;
-          continue;
-        }
-        matched = true;
-        fields = tmp;  // emit_event consumes it; tmp serves the next signature
-        emit_event(si, fields, rec.time, rec.transport, rec.host, rec.host_known, rec.rank_hint,
+    struct Act {
+      uint32_t si = 0;
+      bool pending = false;  // start_pending, else emit_event
+      FieldValues fields;
+    };
+    std::vector<Act> acts;
+    void clear() { *this = Outcome{}; }
+  };
+  static constexpr size_t kMemoMsgBytes = 512, kLineMemoEntries = 4096, kMemoSeen = 1 << 14;
+  bool line_memo_on = true;
+  std::unordered_map<std::string, Outcome> line_memo;
+  std::vector<uint64_t> memo_seen = std::vector<uint64_t>(kMemoSeen, 0);
+  std::string memo_line_key;
+  Outcome outcome;
+  Outcome* recording = nullptr;
+
+  void replay_outcome(const Outcome& o, const LogRecord& rec) {
+    stats.transport_mismatch += o.transport_mismatch;
+    stats.prefilter_rejects += o.prefilter_rejects;
+    stats.rejected_by_when += o.rejected_by_when;
+    for (const Outcome::Act& a : o.acts) {
+      if (a.pending) {
+        start_pending(a.si, a.fields, rec);
+      } else {
+        fields = a.fields;
+        emit_event(a.si, fields, rec.time, rec.transport, rec.host, rec.host_known, rec.rank_hint,
                    rec.file, rec.line_no, rec.raw);
       }
     }
+    finish_line(rec, o.matched, o.recognised, o.refused, o.suspect);
+  }
+
+  void finish_line(const LogRecord& rec, bool matched, bool recognised, bool refused,
+                   uint32_t suspect) {
     if (matched) ++stats.matched_lines;
     if (refused && !recognised) ++stats.transport_refused_by_file[std::string(rec.file)];
     if (suspect != UINT32_MAX && !recognised && !refused) {
@@ -725,6 +839,83 @@ struct Ingestor::Impl {
       else
         note_unrecognised(suspect, rec.file, rec.line_no, rec.raw);
     }
+  }
+
+  void match_line(const LogRecord& rec) {
+    const auto& pats = matcher.patterns();
+    const auto& sigs = matcher.signatures();
+    Outcome* out = recording;
+    bool matched = false, recognised = false, refused = false;
+    uint32_t suspect = UINT32_MAX;
+    for (uint32_t p : hits) {
+      const ingest::PatternInfo& pi = pats[p];
+      if (pi.first_of.empty()) continue;
+      if (!(pi.first_sources & rec.transport)) {
+        if (hit_in_msg(p, rec)) {
+          ++stats.transport_mismatch;
+          if (out) ++out->transport_mismatch;
+          refused = true;
+        }
+        continue;
+      }
+      caps.clear();
+      uint32_t typed_class = UINT32_MAX;
+      bool typed_ok = false;
+      if (!matcher.confirm(p, rec.msg, &caps)) {
+        if ((pi.prefilter || !pi.anchor_dropped) && hit_in_msg(p, rec)) {
+          ++stats.prefilter_rejects;
+          if (out) ++out->prefilter_rejects;
+        }
+        continue;
+      }
+      const std::vector<uint8_t>* row = nullptr;
+      for (size_t slot = 0; slot < pi.first_of.size(); ++slot) {
+        const uint32_t si = pi.first_of[slot];
+        const ingest::SigInfo& s = sigs[si];
+        if (s.sig->suspect) {  // judged after the line's real signatures
+          if (suspect == UINT32_MAX) suspect = si;
+          continue;
+        }
+        if (!(s.sig->sources & rec.transport)) {
+          ++stats.transport_mismatch;
+          if (out) ++out->transport_mismatch;
+          refused = true;
+          continue;
+        }
+        recognised = true;
+        if (s.part_pattern.size() > 1) {
+          if (out) out->acts.push_back({si, true, caps});
+          start_pending(si, caps, rec);
+          matched = true;
+          continue;
+        }
+        // Signatures sharing this pattern with the same field declarations
+        // share one typed copy of the captures; only `when` differs.
+        if (typing_class[si] != typed_class) {
+          tmp = caps;
+          typed_ok = s.compiled->type_fields(&tmp);
+          typed_class = typing_class[si];
+          row = typed_ok ? when_row(p, typed_class, tmp) : nullptr;
+        }
+        if (!typed_ok || !(row ? (*row)[slot] != 0 : s.compiled->when_holds(tmp))) {
+          ++stats.rejected_by_when;
+          if (out) ++out->rejected_by_when;
+          continue;
+        }
+        matched = true;
+        fields = tmp;  // emit_event consumes it; tmp serves the next signature
+        if (out) out->acts.push_back({si, false, fields});
+        emit_event(si, fields, rec.time, rec.transport, rec.host, rec.host_known, rec.rank_hint,
+                   rec.file, rec.line_no, rec.raw);
+      }
+    }
+    if (out) {
+      out->matched = matched;
+      out->recognised = recognised;
+      out->refused = refused;
+      out->suspect = suspect;
+    }
+    finish_line(rec, matched, recognised, refused, suspect);
   }
 
   // A line that looks like fault evidence (a `suspect` matched) but that no

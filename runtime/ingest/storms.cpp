@@ -8,7 +8,9 @@
 namespace reflex::ingest {
 
 namespace {
-TimeUs seconds_to_us(double s) { return static_cast<TimeUs>(std::llround(s * 1e6)); }
+TimeUs seconds_to_us(double s) {
+  return static_cast<TimeUs>(std::llround(s * 1e6));
+}
 
 std::string state_key(uint32_t sig_idx, const std::string& device) {
   std::string k = std::to_string(sig_idx);
@@ -18,13 +20,13 @@ std::string state_key(uint32_t sig_idx, const std::string& device) {
 }
 }  // namespace
 
-bool StormFilter::window_time(const Event& ev, TimeUs* t) {
-  if (ev.time.wall) {
-    *t = *ev.time.wall;
+bool StormFilter::window_time(const EventTime& time, TimeUs* t) {
+  if (time.wall) {
+    *t = *time.wall;
     return true;
   }
-  if (ev.time.mono) {
-    *t = seconds_to_us(*ev.time.mono);
+  if (time.mono) {
+    *t = seconds_to_us(*time.mono);
     return true;
   }
   *t = 0;
@@ -83,8 +85,8 @@ bool StormFilter::pass_baseline(uint32_t sig_idx, const Signature& sig, const st
     size_t m = w.size();
     double median = w[m / 2];
     if (m % 2 == 0) median = (median + w[m / 2 - 1]) / 2;
-    fire = sig.baseline.below ? *v < sig.baseline.factor * median
-                              : *v > sig.baseline.factor * median;
+    fire =
+        sig.baseline.below ? *v < sig.baseline.factor * median : *v > sig.baseline.factor * median;
   }
   // The ring holds the last N values, anomalous ones included: a lasting
   // change becomes the new normal after about N/2 lines.
@@ -123,8 +125,44 @@ bool StormFilter::pass_aggregate(uint32_t sig_idx, const Signature& sig, Event* 
   return true;
 }
 
+bool StormFilter::try_fold(uint32_t sig_idx, const Signature& sig, const std::string& device,
+                           const FieldValues& fields, const EventTime& time) {
+  if (has_baseline(sig) || sig.aggregate.count_at_least > 1) return false;
+  const double window = dedup_window(sig);
+  if (window <= 0 || dedup_.empty()) return false;
+  // The key as dedup() builds it, in the reused buffer.
+  key_.clear();
+  key_ += std::to_string(sig_idx);
+  key_ += '\x1f';
+  key_ += device;
+  for (const std::string& f : sig.dedup.by_fields) {
+    key_ += '\x1f';
+    for (const auto& [k, v] : fields)
+      if (k == f) {
+        key_ += v;
+        break;
+      }
+  }
+  auto it = dedup_.find(key_);
+  if (it == dedup_.end()) return false;
+  TimeUs t;
+  const bool timed = window_time(time, &t);
+  Fold& f = it->second;
+  const bool same_clock = f.wall == time.wall.has_value();
+  const TimeUs lo = std::min(f.first, t), hi = std::max(f.last, t);
+  if (!same_clock || !(!timed || !f.timed || hi - lo <= seconds_to_us(window))) return false;
+  if (timed && f.timed) {
+    f.first = lo;
+    f.last = hi;
+  }
+  f.ev.count += 1;  // a fresh event's count
+  ++c_->folded_by_dedup;
+  ++generation_;
+  return true;
+}
+
 void StormFilter::dedup(uint32_t sig_idx, const Signature& sig, Event&& ev, const Emit& emit) {
-  double window = sig.dedup.window_s > 0 ? sig.dedup.window_s : default_dedup_s_;
+  double window = dedup_window(sig);
   if (window <= 0) {
     emit(std::move(ev));
     return;

@@ -44,6 +44,11 @@ class StormFilter final : public OpenStorms {
   // in below_baseline, when the value is not anomalous.
   bool baseline_passes(uint32_t sig_idx, const Signature& sig, const FieldValues& fields,
                        const std::string& device);
+  // A line that an open dedup fold absorbs (no baseline, no aggregate): the
+  // fold is updated as add() would and true is returned, with no Event
+  // built; false = build the event and add() it.
+  bool try_fold(uint32_t sig_idx, const Signature& sig, const std::string& device,
+                const FieldValues& fields, const EventTime& time);
   // Emits every dedup fold whose window closed before `now` (wall time).
   void advance(TimeUs now, const Emit& emit);
   // Emits every open fold (end of input).
@@ -55,12 +60,11 @@ class StormFilter final : public OpenStorms {
   void for_each(const std::function<void(const Event&)>& fn) const override;
 
   // State entries (for tests: bounded memory under storms).
-  size_t state_entries() const {
-    return aggregate_.size() + baseline_.size() + dedup_.size();
-  }
+  size_t state_entries() const { return aggregate_.size() + baseline_.size() + dedup_.size(); }
 
   // The time used by windows: wall time, else seconds since boot, else none.
-  static bool window_time(const Event& ev, TimeUs* t);
+  static bool window_time(const Event& ev, TimeUs* t) { return window_time(ev.time, t); }
+  static bool window_time(const EventTime& time, TimeUs* t);
 
  private:
   struct AggState {
@@ -83,6 +87,9 @@ class StormFilter final : public OpenStorms {
                      const std::string& device);
   bool pass_aggregate(uint32_t sig_idx, const Signature& sig, Event* ev);
   void dedup(uint32_t sig_idx, const Signature& sig, Event&& ev, const Emit& emit);
+  double dedup_window(const Signature& sig) const {
+    return sig.dedup.window_s > 0 ? sig.dedup.window_s : default_dedup_s_;
+  }
 
   double default_dedup_s_;
   StormCounters* c_;
@@ -91,7 +98,7 @@ class StormFilter final : public OpenStorms {
   std::unordered_map<std::string, Fold> dedup_;
   // Wall-time folds by deadline, to close them as time advances.
   std::set<std::pair<TimeUs, std::string>> deadlines_;
-  std::string key_;  // reused lookup key (no allocation per line)
+  std::string key_;          // reused lookup key (no allocation per line)
   uint64_t generation_ = 0;  // bumped on every change to dedup_ (OpenStorms)
 };
 
