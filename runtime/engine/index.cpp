@@ -119,6 +119,7 @@ uint32_t EventIndex::add(const Event& ev) {
   stored_.push_back(st);
 
   NameList& nl = names_[r.name];
+  nl.hosts_budget = 0;  // hosts_logging() counts again
   DevList& ndl = dev_list(key2(r.name, r.device));
   auto& nd = ndl.v;
   HostInfo& hi = hosts_[r.src_host];
@@ -329,6 +330,24 @@ const NameList* EventIndex::by_name(uint32_t name) {
     it->second.dirty = false;
   }
   return &it->second;
+}
+
+size_t EventIndex::hosts_logging(uint32_t name, size_t budget) {
+  const NameList* nl = by_name(name);
+  if (!nl || budget == 0) return 0;
+  NameList& m = names_.find(name)->second;
+  if (m.hosts_budget == budget) return m.hosts;
+  std::vector<uint32_t> seen;
+  size_t left = budget;  // a storm's count, not its every line
+  for (const auto* v : {&nl->wall, &nl->nowall})
+    for (uint32_t i : *v) {
+      if (left-- == 0) break;
+      seen.push_back(recs_[i].src_host);
+    }
+  std::sort(seen.begin(), seen.end());
+  m.hosts = static_cast<size_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
+  m.hosts_budget = budget;
+  return m.hosts;
 }
 
 EventIndex::DevList* EventIndex::find_dev_list(uint64_t key) {

@@ -110,6 +110,9 @@ struct NameList {
   std::vector<uint32_t> nowall;  // events ordered only within their clock (sorted when !dirty)
   int64_t max_span = 0;          // max (hi - lo) over `wall`
   bool dirty = false;
+  // EventIndex::hosts_logging()'s count and the budget it was taken with
+  // (hosts_budget 0: none yet; the next event of this name drops it).
+  size_t hosts = 0, hosts_budget = 0;
 };
 
 class EventIndex {
@@ -165,6 +168,14 @@ class EventIndex {
   // True when some host other than `h` logged after `t`.
   bool others_logged_after(uint32_t h, int64_t t) const;
   size_t host_count() const { return hosts_.size(); }  // hosts with at least one event
+  // Distinct logging hosts (Rec::src_host) of by_name(name)'s events, wall
+  // then nowall, at most `budget` of them (0 when none). The budget counts as
+  // the reasoner's base-rate count always did: when the wall events use it
+  // up, the nowall ones are still all counted. Kept until the next event
+  // of that name: the base-rate check asks it for every scored root of every
+  // diagnosis, and counting a noise name's ~170,000 events each time was most
+  // of a diagnosis at 1M events.
+  size_t hosts_logging(uint32_t name, size_t budget);
   bool any_nowall() const { return any_nowall_; }
   int64_t max_wall() const { return max_wall_; }
 

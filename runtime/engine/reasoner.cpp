@@ -207,7 +207,6 @@ class Reasoner {
   std::string most_specific_device(const Event& ev, const std::string& dev) const;
   double base_rate(uint32_t ev, std::string* why);
   void assess_confidence(Diagnosis* d, bool fallback) const;
-  std::unordered_map<uint32_t, size_t> hosts_with_;  // event name -> hosts that show it
   std::optional<std::vector<std::string>> latent_devices(uint32_t n, const Rule& r,
                                                          const Latent& lat);
   bool odd_evidence(const std::string& latent);
@@ -1118,20 +1117,9 @@ double Reasoner::base_rate(uint32_t ev, std::string* why) {
                           k == DeviceKind::pcie_port || k == DeviceKind::nvswitch;
   const size_t hosts = ix_.host_count();
   if (!host_local || hosts < 4) return f;
-  auto it = hosts_with_.find(r.name);
-  if (it == hosts_with_.end()) {
-    std::unordered_set<uint32_t> seen;
-    if (const NameList* nl = ix_.by_name(r.name)) {
-      size_t budget = 200000;  // a storm's count, not its every line
-      for (const auto* v : {&nl->wall, &nl->nowall})
-        for (uint32_t i : *v) {
-          if (budget-- == 0) break;
-          seen.insert(ix_.rec(i).src_host);
-        }
-    }
-    it = hosts_with_.emplace(r.name, seen.size()).first;
-  }
-  const size_t others = hosts - 1, with = it->second > 0 ? it->second - 1 : 0;
+  // A storm's count, not its every line; counted once per index state.
+  const size_t shown = ix_.hosts_logging(r.name, 200000);
+  const size_t others = hosts - 1, with = shown > 0 ? shown - 1 : 0;
   if (with >= 2 && 2 * with >= others) {
     f *= 1.0 - 0.6 * static_cast<double>(with) / static_cast<double>(others);
     std::string s = "also seen on " + std::to_string(with) + " of " + std::to_string(others) +

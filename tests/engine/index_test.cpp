@@ -108,4 +108,39 @@ TEST(EventIndex, TiesAreOrderedByTheEvidenceStrings) {
     }
 }
 
+TEST(EventIndex, HostsLoggingCountsEachHostOnceAndSeesNewEvents) {
+  // The base-rate check's count is kept between diagnoses: it must change
+  // when an event of that name arrives, and not when another name's does.
+  Interner in;
+  EventIndex ix(&in);
+  auto on = [&](const std::string& name, const std::string& host, int n) {
+    Event e = make(name, host + "/gpu0", "hosts/" + host + "/kern.log:" + std::to_string(n));
+    e.host = host;
+    e.time.clock = host + "/kernel";
+    e.time.wall = *e.time.wall - n;  // out of order: the name's list is sorted lazily
+    return ix.add(e);
+  };
+  on("x", "node-1", 1);
+  on("x", "node-1", 2);
+  on("x", "node-2", 3);
+  const uint32_t x = in.find("x");
+  EXPECT_EQ(ix.hosts_logging(x, 200000), 2u);
+  EXPECT_EQ(ix.hosts_logging(x, 200000), 2u);
+  on("y", "node-3", 4);
+  EXPECT_EQ(ix.hosts_logging(x, 200000), 2u);
+  EXPECT_EQ(ix.hosts_logging(in.find("y"), 200000), 1u);
+  on("x", "node-3", 5);
+  EXPECT_EQ(ix.hosts_logging(x, 200000), 3u);
+  // A budget stops the count (a storm's hosts, not its every line).
+  EXPECT_EQ(ix.hosts_logging(x, 1), 1u);
+  EXPECT_EQ(ix.hosts_logging(x, 200000), 3u);
+  Event nowall = make("x", "node-4", "dmesg:6");
+  nowall.time.wall.reset();
+  nowall.host = "node-4";
+  nowall.time.clock = "node-4/kernel";
+  ix.add(nowall);
+  EXPECT_EQ(ix.hosts_logging(x, 200000), 4u);
+  EXPECT_EQ(ix.hosts_logging(in.id("never-logged"), 200000), 0u);
+}
+
 }  // namespace
