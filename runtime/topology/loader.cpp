@@ -331,6 +331,26 @@ class Loader {
                 [&](const json& s, const std::string& sp) { return load_nvswitch(s, sp, hidx); });
   }
 
+  // hosts[].bmc: a name or an IP that stands for this host when logs arrive
+  // under it (resolve_host); a name that is also a host's is an error.
+  bool add_bmc(const std::string& bmc, const std::string& path, int32_t hidx) {
+    std::vector<std::string> keys;
+    if (auto ip = normalize_ip(bmc)) {
+      keys.push_back(*ip);
+    } else {
+      if (!name_ok(bmc, path, "")) return false;
+      keys.push_back(bmc);
+      if (std::string s = short_name(bmc); s != bmc) keys.push_back(s);
+    }
+    if (im_->host_index(bmc) != kNone)
+      return bad(path, quoted(bmc) + " is the name of a host, not of its BMC");
+    for (const std::string& k : keys) {
+      auto [it, fresh] = im_->host_by_bmc.emplace(k, hidx);
+      if (!fresh && it->second != hidx) it->second = -2;  // two hosts claim it: never guess
+    }
+    return true;
+  }
+
   // The host's own fields and device; appends it to im_->hosts as index hidx.
   bool add_host(const json& h, const std::string& path, int32_t hidx) {
     Impl::Host host;
@@ -354,6 +374,9 @@ class Loader {
     std::vector<std::string> mounts;
     bool has_mounts;
     if (!string_list(h, "mounts", path, &mounts, &has_mounts)) return false;
+    std::string bmc;
+    if (!opt_string(h, "bmc", path, &bmc)) return false;
+    if (!bmc.empty() && !add_bmc(bmc, path + ".bmc", hidx)) return false;
 
     Dev hd;
     hd.id = host.name;

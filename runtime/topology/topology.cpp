@@ -111,6 +111,7 @@ const std::vector<std::string>& Topology::notes() const {
   return impl_->notes;
 }
 
+// Exact name, short name, IP; last a host's BMC name or IP (hosts[].bmc).
 std::optional<std::string> Topology::resolve_host(std::string_view name) const {
   if (name.empty()) return std::nullopt;
   const Impl& im = *impl_;
@@ -123,7 +124,14 @@ std::optional<std::string> Topology::resolve_host(std::string_view name) const {
   if (auto ip = normalize_ip(name)) {
     int32_t h = im.host_by_ip.find(ip_key(*ip), [&](int32_t x) { return im.host_has_ip(x, *ip); });
     if (h != kNone) return im.hosts[size_t(h)].name;
+    if (auto it = im.host_by_bmc.find(*ip); it != im.host_by_bmc.end() && it->second >= 0)
+      return im.hosts[size_t(it->second)].name;
+    return std::nullopt;
   }
+  // A host's BMC (hosts[].bmc): its logs are about that host.
+  for (const std::string& k : {std::string(name), s})
+    if (auto it = im.host_by_bmc.find(k); it != im.host_by_bmc.end() && it->second >= 0)
+      return im.hosts[size_t(it->second)].name;
   return std::nullopt;
 }
 

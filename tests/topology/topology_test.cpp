@@ -429,5 +429,31 @@ TEST(TopologyScale, TwelveThousandFiveHundredHosts) {
   EXPECT_TRUE(t->notes().empty()) << ::testing::PrintToString(t->notes());
 }
 
+// hosts[].bmc: logs that arrive under a host's BMC name or IP are the host's.
+TEST(TopologyResolve, HostByItsBmcNameOrIp) {
+  TopologyError err;
+  auto t = Topology::load_text(
+      R"({"hosts": [{"name": "n1", "bmc": "n1-bmc.mgmt"}, {"name": "n2", "bmc": "10.9.0.2"},
+                    {"name": "n3"}]})",
+      "t", &err);
+  ASSERT_TRUE(t) << err.message;
+  EXPECT_EQ(t->resolve_host("n1-bmc.mgmt"), "n1");
+  EXPECT_EQ(t->resolve_host("n1-bmc"), "n1");  // its short name
+  EXPECT_EQ(t->resolve_host("10.9.0.2"), "n2");
+  EXPECT_FALSE(t->resolve_host("n3-bmc"));
+}
+
+TEST(TopologyResolve, BmcSharedByTwoHostsIsNotGuessedAndAHostNameIsRefused) {
+  TopologyError err;
+  auto t = Topology::load_text(
+      R"({"hosts": [{"name": "n1", "bmc": "bmc-a"}, {"name": "n2", "bmc": "bmc-a"}]})", "t", &err);
+  ASSERT_TRUE(t) << err.message;
+  EXPECT_FALSE(t->resolve_host("bmc-a"));
+  auto bad = Topology::load_text(R"({"hosts": [{"name": "n2"}, {"name": "n1", "bmc": "n2"}]})",
+                                 "t", &err);
+  EXPECT_FALSE(bad);
+  EXPECT_EQ(err.json_path, "$.hosts[1].bmc");
+}
+
 }  // namespace
 }  // namespace reflex
