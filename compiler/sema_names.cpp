@@ -375,14 +375,15 @@ void pass_members(Sema& s) {
           if (!overridable(d.override_kind, m.kind)) {
             auto& diag = s.diags.report(DiagId::override_statement, m.range,
                                         "`" + kw + "` cannot be overridden");
-            DiagEngine::note(diag, d.override_kind == "rule"
-                                       ? "a rule override may replace strength, within, skew, while cause lasts"
-                                   : d.override_kind == "latent"
-                                       ? "a latent override may replace action, severity, "
-                                         "description, remediation"
-                                       : "a signature override may replace action, severity, "
-                                         "description, remediation, aggregate, dedup, baseline, "
-                                         "cleared_by");
+            DiagEngine::note(
+                diag, d.override_kind == "rule"
+                          ? "a rule override may replace strength, within, skew, while cause lasts"
+                      : d.override_kind == "latent"
+                          ? "a latent override may replace action, severity, "
+                            "description, remediation"
+                          : "a signature override may replace action, severity, "
+                            "description, remediation, aggregate, dedup, baseline, "
+                            "cleared_by");
             continue;
           }
         } else if (!allowed_in(d, m.kind)) {

@@ -219,9 +219,10 @@ void lasting_bound(RuleCtx& c, const Member& m) {
     auto v = duration_of(c.s, m.values[0]);
     if (!v) return;
     if (*v < 0) {
-      c.s.diags.report(DiagId::lasting_cause, m.values[0].range,
-                       "`while cause lasts + " + m.values[0].text + "`: the duration cannot be negative",
-                       c.allows);
+      c.s.diags.report(
+          DiagId::lasting_cause, m.values[0].range,
+          "`while cause lasts + " + m.values[0].text + "`: the duration cannot be negative",
+          c.allows);
       c.r.ok = false;
       return;
     }
@@ -229,10 +230,11 @@ void lasting_bound(RuleCtx& c, const Member& m) {
   }
   for (const SideEvent& ce : c.causes) {
     if (!ce.info.latent) continue;
-    auto& diag = c.s.diags.report(DiagId::lasting_cause, m.range,
-                                  "`while cause lasts`: cause '" + ce.name +
-                                      "' is a latent, with no log line whose span could bound the effect",
-                                  c.allows);
+    auto& diag =
+        c.s.diags.report(DiagId::lasting_cause, m.range,
+                         "`while cause lasts`: cause '" + ce.name +
+                             "' is a latent, with no log line whose span could bound the effect",
+                         c.allows);
     DiagEngine::note(diag, ce.info.decl->name.range, "declared here");
     c.r.ok = false;
     return;

@@ -193,9 +193,9 @@ struct TopoData {
   // hosts[].bmc: the name (and its short name) or IP under which the host's
   // management controller logs (an SEL collected on a BMC or a management host)
   std::unordered_map<std::string, int32_t> host_by_bmc;  // -2 = ambiguous
-  FlatIndex host_by_ip;                                    // ip_key -> host (first listed wins)
-  FlatIndex by_host_bdf;                                   // (host << 32 | packed bdf) -> dev
-  FlatIndex nic_by_ip;                                     // ip_key -> dev
+  FlatIndex host_by_ip;                                  // ip_key -> host (first listed wins)
+  FlatIndex by_host_bdf;                                 // (host << 32 | packed bdf) -> dev
+  FlatIndex nic_by_ip;                                   // ip_key -> dev
   std::vector<Nic> nics;
   std::vector<Fabric> fabrics;
   std::unordered_map<std::string, int32_t> fabric_by_name;  // -> dev

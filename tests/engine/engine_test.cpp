@@ -1095,8 +1095,8 @@ KbBuilder lasting_kb(double lasting_s) {
   b.sig("t_throttle", DeviceKind::gpu, "thermal_power", Severity::major);
   b.sig("t_psu", DeviceKind::host, "thermal_power", Severity::major);
   b.sig("t_slow", DeviceKind::job, "", Severity::minor, SymptomKind::slowdown);
-  Rule& r = b.rule("t_throttle", "t_slow", {W("cause", Relation::in, "effect")}, -600, 7200, 0.8,
-                   600);
+  Rule& r =
+      b.rule("t_throttle", "t_slow", {W("cause", Relation::in, "effect")}, -600, 7200, 0.8, 600);
   r.lasting_s = lasting_s;
   b.rule("t_psu", "t_slow", {W("cause", Relation::in, "effect")}, -600, 7200, 0.5, 600);
   return b;

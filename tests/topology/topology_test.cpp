@@ -449,8 +449,8 @@ TEST(TopologyResolve, BmcSharedByTwoHostsIsNotGuessedAndAHostNameIsRefused) {
       R"({"hosts": [{"name": "n1", "bmc": "bmc-a"}, {"name": "n2", "bmc": "bmc-a"}]})", "t", &err);
   ASSERT_TRUE(t) << err.message;
   EXPECT_FALSE(t->resolve_host("bmc-a"));
-  auto bad = Topology::load_text(R"({"hosts": [{"name": "n2"}, {"name": "n1", "bmc": "n2"}]})",
-                                 "t", &err);
+  auto bad =
+      Topology::load_text(R"({"hosts": [{"name": "n2"}, {"name": "n1", "bmc": "n2"}]})", "t", &err);
   EXPECT_FALSE(bad);
   EXPECT_EQ(err.json_path, "$.hosts[1].bmc");
 }
