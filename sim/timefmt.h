@@ -50,7 +50,7 @@ inline const char* weekday_abbr(int w) {
 // 2026-03-05T10:11:12.345678Z
 inline std::string iso_us(Us t) {
   Civil c = civil(t);
-  char b[40];
+  char b[96];  // room for any int per field: gcc -O3 checks the worst case (format-truncation)
   std::snprintf(b, sizeof b, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", c.year, c.month, c.day,
                 c.hour, c.minute, c.second, static_cast<long long>(c.micros));
   return b;
@@ -66,7 +66,7 @@ inline void append_iso_ns(std::string& out, Us t, int extra_ns) {  // CRI: 9 dig
 }
 inline void append_ymd(std::string& out, Us t) {  // 2026-03-05 10:11:12,345
   Civil c = civil(t);
-  char b[40];
+  char b[96];
   int n = std::snprintf(b, sizeof b, "%04d-%02d-%02d %02d:%02d:%02d,%03lld", c.year, c.month, c.day,
                         c.hour, c.minute, c.second, static_cast<long long>(c.micros / 1000));
   out.append(b, static_cast<size_t>(n));
@@ -93,7 +93,7 @@ inline void append_dmesg_iso(std::string& out, Us t) {  // 2026-03-05T10:11:12,3
   out.append(b, static_cast<size_t>(n));
 }
 inline void append_mono(std::string& out, Us mono) {  // [12345.678901]
-  char b[40];
+  char b[96];
   int n = std::snprintf(b, sizeof b, "[%5lld.%06lld]", static_cast<long long>(mono / kSec),
                         static_cast<long long>(mono % kSec));
   out.append(b, static_cast<size_t>(n));
@@ -109,28 +109,28 @@ inline void append_glog(std::string& out, char level, Us t, int extra_ns) {
 }
 inline void append_fm(std::string& out, Us t) {  // [Mar 05 2026 10:11:12]
   Civil c = civil(t);
-  char b[40];
+  char b[96];
   int n = std::snprintf(b, sizeof b, "[%s %02d %04d %02d:%02d:%02d]", month_abbr(c.month), c.day,
                         c.year, c.hour, c.minute, c.second);
   out.append(b, static_cast<size_t>(n));
 }
 inline void append_opensm(std::string& out, Us t) {  // Mar 05 10:11:12 123456
   Civil c = civil(t);
-  char b[40];
+  char b[96];
   int n = std::snprintf(b, sizeof b, "%s %02d %02d:%02d:%02d %06lld", month_abbr(c.month), c.day,
                         c.hour, c.minute, c.second, static_cast<long long>(c.micros));
   out.append(b, static_cast<size_t>(n));
 }
 inline void append_smi(std::string& out, Us t) {  // 2026/03/05 10:11:12.345
   Civil c = civil(t);
-  char b[40];
+  char b[96];
   int n = std::snprintf(b, sizeof b, "%04d/%02d/%02d %02d:%02d:%02d.%03lld", c.year, c.month, c.day,
                         c.hour, c.minute, c.second, static_cast<long long>(c.micros / 1000));
   out.append(b, static_cast<size_t>(n));
 }
 inline void append_sel(std::string& out, Us t) {  // 03/05/2026 | 10:11:12
   Civil c = civil(t);
-  char b[40];
+  char b[96];
   int n = std::snprintf(b, sizeof b, "%02d/%02d/%04d | %02d:%02d:%02d", c.month, c.day, c.year,
                         c.hour, c.minute, c.second);
   out.append(b, static_cast<size_t>(n));
