@@ -12,10 +12,29 @@ TimeUs seconds_to_us(double s) {
   return static_cast<TimeUs>(std::llround(s * 1e6));
 }
 
+// The per-(signature, device) state key, in one place for baseline,
+// aggregate and dedup; `by_fields` (dedup's `by`) appends those fields' values.
+void state_key_into(std::string* k, uint32_t sig_idx, const std::string& device,
+                    const std::vector<std::string>* by_fields = nullptr,
+                    const FieldValues* fields = nullptr) {
+  k->clear();
+  *k += std::to_string(sig_idx);
+  *k += '\x1f';
+  *k += device;
+  if (!by_fields) return;
+  for (const std::string& f : *by_fields) {
+    *k += '\x1f';
+    for (const auto& [n, v] : *fields)
+      if (n == f) {
+        *k += v;
+        break;
+      }
+  }
+}
+
 std::string state_key(uint32_t sig_idx, const std::string& device) {
-  std::string k = std::to_string(sig_idx);
-  k += '\x1f';
-  k += device;
+  std::string k;
+  state_key_into(&k, sig_idx, device);
   return k;
 }
 }  // namespace
@@ -64,10 +83,7 @@ bool StormFilter::pass_baseline(uint32_t sig_idx, const Signature& sig, const st
                                 const std::string& device) {
   std::optional<double> v = raw ? parse_float(*raw) : std::nullopt;
   if (!v || !std::isfinite(*v)) return false;
-  key_.clear();
-  key_ += std::to_string(sig_idx);
-  key_ += '\x1f';
-  key_ += device;
+  state_key_into(&key_, sig_idx, device);
   auto it = baseline_.find(key_);
   if (it == baseline_.end()) it = baseline_.emplace(key_, BaseState{}).first;
   BaseState& st = it->second;
@@ -130,19 +146,7 @@ bool StormFilter::try_fold(uint32_t sig_idx, const Signature& sig, const std::st
   if (has_baseline(sig) || sig.aggregate.count_at_least > 1) return false;
   const double window = dedup_window(sig);
   if (window <= 0 || dedup_.empty()) return false;
-  // The key as dedup() builds it, in the reused buffer.
-  key_.clear();
-  key_ += std::to_string(sig_idx);
-  key_ += '\x1f';
-  key_ += device;
-  for (const std::string& f : sig.dedup.by_fields) {
-    key_ += '\x1f';
-    for (const auto& [k, v] : fields)
-      if (k == f) {
-        key_ += v;
-        break;
-      }
-  }
+  state_key_into(&key_, sig_idx, device, &sig.dedup.by_fields, &fields);  // as dedup() keys it
   auto it = dedup_.find(key_);
   if (it == dedup_.end()) return false;
   TimeUs t;
@@ -167,11 +171,8 @@ void StormFilter::dedup(uint32_t sig_idx, const Signature& sig, Event&& ev, cons
     emit(std::move(ev));
     return;
   }
-  std::string key = state_key(sig_idx, ev.device);
-  for (const std::string& f : sig.dedup.by_fields) {
-    key += '\x1f';
-    if (const std::string* v = ev.field(f)) key += *v;
-  }
+  std::string key;
+  state_key_into(&key, sig_idx, ev.device, &sig.dedup.by_fields, &ev.fields);
   TimeUs t;
   bool timed = window_time(ev, &t);
   TimeUs first_t = ev.first.value_or(t), last_t = ev.last.value_or(t);
