@@ -25,6 +25,8 @@ namespace {
 constexpr size_t kScanLimit = 20000;     // candidate events looked at per (effect, rule)
 constexpr size_t kDeviceStrategy = 256;  // above this many in the window, probe by device
 constexpr size_t kMaxDevices = 4096;     // related_devices() results worth probing
+constexpr size_t kSmallProbe = 16;       // a window this large is probed if few devices relate
+constexpr size_t kProbeCost = 8;         // window events one related-device lookup is worth
 constexpr size_t kMaxLatentDevices = 16;
 constexpr size_t kMaxStarts = 20000;
 constexpr size_t kMaxScoredRoots = 128;
@@ -477,7 +479,8 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
 
   // A `where` constraint tying the cause's own device to the effect side lets
   // us probe by device instead of scanning every event of that name.
-  auto device_probe = [&](int64_t lower, int64_t upper) -> bool {
+  // `max_devices`: probe only when the related devices are at most this many.
+  auto device_probe = [&](int64_t lower, int64_t upper, size_t max_devices) -> bool {
     const Signature* cs = ki_.signature(cause_name);
     if (!cs) return false;
     for (auto& c : r.where) {
@@ -494,12 +497,12 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
       std::vector<uint32_t>& dev_ids = probe_devs_;
       dev_ids.clear();
       if (other_id != Topology::kNoDevice) {
-        topo_.related_device_ids(c.rel, other_id, lhs_cause, cs->kind, &topo_ids_);
-        if (topo_ids_.size() > kMaxDevices) continue;
+        topo_.related_device_ids(c.rel, other_id, lhs_cause, cs->kind, &topo_ids_, max_devices);
+        if (topo_ids_.size() > max_devices) continue;
         for (Topology::DeviceId d : topo_ids_) dev_ids.push_back(ix_.interned_of(d));
       } else {
         auto devs = topo_.related_devices(c.rel, *other, lhs_cause, cs->kind);
-        if (devs.size() > kMaxDevices) continue;
+        if (devs.size() > max_devices) continue;
         for (auto& d : devs) dev_ids.push_back(in_.find(d));
       }
       std::vector<uint32_t>& found = probe_found_;
@@ -514,7 +517,11 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
         });
         for (auto it = lo_it; it != v->end(); ++it) {
           const Rec& rr = ix_.rec(*it);
-          if (rr.has_wall() && rr.lo > upper) continue;  // nowall ones sort last
+          // Events without wall time are the callers' to consider (each
+          // runs over the name's nowall list): taking them here too would
+          // give them a second edge.
+          if (!rr.has_wall()) break;  // they sort last
+          if (rr.lo > upper) continue;
           found.push_back(*it);
         }
       }
@@ -546,7 +553,12 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
     auto b = nl->wall.begin() + static_cast<std::ptrdiff_t>(bi);
     auto en = nl->wall.begin() + static_cast<std::ptrdiff_t>(ei);
     size_t n = static_cast<size_t>(en - b);
-    bool probed = n > kDeviceStrategy && device_probe(lower, upper);
+    // A large window is probed by device when the related devices are not
+    // too many; a small one when they are few against it (a related-device
+    // lookup costs about as much as checking eight events of the window).
+    bool probed = n > kDeviceStrategy ? device_probe(lower, upper, kMaxDevices)
+                  : n >= kSmallProbe  ? device_probe(lower, upper, n / kProbeCost)
+                                      : false;
     if (!probed) {
       for (auto it = en; it != b;) {
         --it;
@@ -560,7 +572,8 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
     for (uint32_t c : nl->nowall)
       if (!consider(c)) break;
     if (nl->wall.size() > kDeviceStrategy &&
-        device_probe(std::numeric_limits<int64_t>::min() + 1, std::numeric_limits<int64_t>::max()))
+        device_probe(std::numeric_limits<int64_t>::min() + 1, std::numeric_limits<int64_t>::max(),
+                     kMaxDevices))
       return;
     for (auto it = nl->wall.end(); it != nl->wall.begin();) {
       --it;
