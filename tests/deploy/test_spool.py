@@ -25,6 +25,7 @@ ap.add_argument("--kb", required=True)
 ap.add_argument("--bundle", required=True)
 ap.add_argument("--mode", choices=["outage", "kill", "damage"], required=True)
 ap.add_argument("--lines", type=int, default=400)
+ap.add_argument("--promtool", default="")
 a = ap.parse_args()
 
 tmp = tempdir()
@@ -180,6 +181,11 @@ else:
           metric(mt, "reflex_agent_spool_damaged_total", 'reason="corrupt"') == 1 and
           metric(mt, "reflex_agent_spool_damaged_bytes_total") > 0,
           "the damage is counted: one record cut off, one corrupt")
+    if a.promtool:  # every spool metric has samples here, labelled ones too
+        r = subprocess.run([a.promtool, "check", "metrics"], input=mt, capture_output=True,
+                           text=True, timeout=30)
+        check(r.returncode == 0 and "reflex_agent_spool_bytes" in mt,
+              "promtool check metrics accepts the agent's spool metrics " + r.stdout + r.stderr)
     p.terminate()
     check(p.wait(timeout=20) == 0, "agent exits 0 on SIGTERM")
     log = open(os.path.join(tmp, "agent.log")).read()

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "agent_kmsg.h"
 #include "agent_spool.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -42,6 +43,7 @@
 #include "reflex/bus.h"
 #include "reflex/compiler.h"
 #include "reflex/ingest.h"
+#include "reflex/kmsg.h"
 #include "reflex/log_format.h"
 #include "reflex/topology.h"
 #include "reflex/values.h"
@@ -194,7 +196,20 @@ struct Journal {
   std::unique_ptr<LineParser> parser;
 };
 constexpr size_t kMaxJournalCursors = 200000;
+// Positions of sources that are not files (device 0 is never a file's).
 const FileKey kJournalKey{0, 0};
+const FileKey kKmsgKey{0, 1};
+
+// /dev/kmsg (or a file of its records): a record's SEQ is its position, its
+// line number SEQ + 1, under the evidence name hosts/<host>/kmsg.
+struct Kmsg {
+  KmsgReader reader;
+  std::unique_ptr<LineParser> parser;
+  std::string evidence, identity;  // identity: the boot the SEQs belong to
+  uint64_t next_seq = 0;           // the record expected next
+  bool expect = false;             // next_seq is known (this boot's saved position)
+  uint64_t safe_seq = 0;           // checkpoint: every record before it is emitted
+};
 
 std::optional<int64_t> read_boot_time(const fs::path& p) {
   std::ifstream in(p);
@@ -307,7 +322,7 @@ struct Agent {
     if (committed.size() > kMaxClosed + files.size()) {
       std::vector<std::pair<int64_t, FileKey>> closed;
       for (const auto& [k, p] : committed)
-        if (!files.count(k) && k.ino != 0) closed.emplace_back(p.seen, k);
+        if (!files.count(k) && k.dev != 0) closed.emplace_back(p.seen, k);
       std::sort(closed.begin(), closed.end(),
                 [](const auto& x, const auto& y) { return x.first < y.first; });
       for (size_t i = 0; i + kMaxClosed < closed.size(); ++i) committed.erase(closed[i].second);
@@ -711,7 +726,7 @@ struct Agent {
   // counted, not silent.
   void report_unmatched() {
     for (auto& [k, p] : resume) {
-      if (!p.was_open || p.done || (k.dev == 0 && k.ino == 0)) continue;
+      if (!p.was_open || p.done || k.dev == 0) continue;
       p.was_open = false;
       metrics.add("reflex_agent_lost_positions_total");
       log(Level::warn, p.path + " (followed as " + p.evidence + ", read to offset " +
@@ -938,6 +953,10 @@ struct Agent {
         f.safe = f.read;
         queue_marker(f);
       }
+    if (kmsg.parser && kmsg.safe_seq != kmsg.next_seq && !first_open_line(kmsg.evidence)) {
+      kmsg.safe_seq = kmsg.next_seq;
+      queue_kmsg_marker();
+    }
     if (journal.parser && journal.safe.line != journal.line &&
         !first_open_line("hosts/" + host + "/journal")) {
       journal.safe = {0, journal.line};
@@ -954,6 +973,10 @@ struct Agent {
       queue_marker(f);
     }
     settle_closed(true);
+    if (kmsg.parser) {
+      kmsg.safe_seq = kmsg.next_seq;
+      queue_kmsg_marker();
+    }
     if (journal.parser) {
       journal.safe = {0, journal.line};
       journal.safe_cursor = journal.last_cursor;
@@ -967,6 +990,107 @@ struct Agent {
     struct stat st {};
     return ::stat(f.path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_ino) != f.key.ino ||
            static_cast<uint64_t>(st.st_dev) != f.key.dev;
+  }
+
+  // ---- kmsg ----
+  Kmsg kmsg;
+  bool start_kmsg(const std::string& path, std::string* err) {
+    if (!kmsg.reader.open(path, err)) return false;
+    std::optional<int64_t> bt = boot_time ? boot_time : proc_boot_time_us();
+    if (!bt) {
+      *err = "no boot time for the records' timestamps (/proc/stat has no btime; give --boot-time)";
+      return false;
+    }
+    kmsg.identity = boot_identity(kmsg.reader.device(), *bt);
+    kmsg.evidence = "hosts/" + host + "/kmsg";
+    kmsg.parser = std::make_unique<LineParser>(topo, fopts, &fstats);
+    FileContext ctx;
+    ctx.host_dir = host;
+    ctx.file = kmsg.evidence;
+    ctx.year = year;
+    ctx.boot_time_us = bt;
+    kmsg.parser->begin_file(ctx);
+    if (auto r = resume.find(kKmsgKey); r != resume.end()) {
+      kmsg.expect = true;  // a new boot counts from SEQ 0 again
+      kmsg.next_seq = r->second.cursor == kmsg.identity ? r->second.pos.line : 0;
+      if (r->second.cursor != kmsg.identity)
+        log(Level::info, path + ": a new boot since the saved position (" + r->second.cursor +
+                             ", now " + kmsg.identity + "): this boot's records from the first");
+      resume.erase(r);
+    }
+    kmsg.safe_seq = kmsg.next_seq;
+    log(Level::info, "reading kernel records from " + path + " (" + kmsg.identity + ", from SEQ " +
+                         std::to_string(kmsg.next_seq) + ")");
+    return true;
+  }
+
+  // One record: skipped when delivered before a restart; a SEQ jump is
+  // records the ring overwrote before they were read (counted, said).
+  void feed_kmsg(const std::string& text) {
+    KmsgRecord r;
+    std::string err;
+    if (!parse_kmsg_record(text, &r, &err)) {
+      metrics.add("reflex_agent_kmsg_bad_records_total");
+      log_limited(Level::warn, "kmsg-bad", kmsg.reader.path() + ": " + err + "; skipped");
+      return;
+    }
+    metrics.add("reflex_agent_kmsg_records_total");
+    if (kmsg.expect && r.seq < kmsg.next_seq) return;
+    if (kmsg.expect && r.seq > kmsg.next_seq) {
+      metrics.add("reflex_agent_kmsg_gaps_total");
+      metrics.add("reflex_agent_kmsg_lost_records_total",
+                  static_cast<double>(r.seq - kmsg.next_seq));
+      log(Level::warn, kmsg.reader.path() + ": records " + std::to_string(kmsg.next_seq) + ".." +
+                           std::to_string(r.seq - 1) +
+                           " were overwritten in the kernel's ring before they were read");
+    }
+    kmsg.expect = true;
+    kmsg.next_seq = r.seq + 1;
+    for (const std::string& line : kmsg_dmesg_lines(r)) {
+      LogRecord rec;
+      if (!kmsg.parser->parse(line, r.seq + 1, &rec)) continue;
+      // Trusted as the agent read it: facility 0 only the kernel can log with.
+      rec.transport = r.from_kernel() ? kTransportKernel : kTransportSyslog;
+      ing.feed_record(rec);
+    }
+  }
+
+  bool read_kmsg() {
+    if (!kmsg.reader.is_open()) return false;
+    std::vector<std::string> recs;
+    uint64_t overwritten = 0;
+    bool any = false;
+    for (int round = 0; round < 16 && !full(); ++round) {
+      kmsg.reader.read(512, &recs, &overwritten);
+      if (recs.empty()) break;
+      any = true;
+      for (const std::string& text : recs) feed_kmsg(text);
+    }
+    if (overwritten > 0) {
+      metrics.add("reflex_agent_kmsg_overwritten_total", static_cast<double>(overwritten));
+      log_limited(Level::warn, "kmsg-epipe",
+                  kmsg.reader.path() +
+                      ": the kernel's ring moved past the reader (EPIPE); the SEQ gap says how "
+                      "many records were lost");
+    }
+    if (!any) return false;
+    // Checkpoint: the first record of an open fold is read again after a restart.
+    auto open = first_open_line(kmsg.evidence);
+    kmsg.safe_seq = open ? *open - 1 : kmsg.next_seq;
+    queue_kmsg_marker();
+    return true;
+  }
+
+  void queue_kmsg_marker() {
+    Pending m;
+    m.marker = true;
+    m.key = kKmsgKey;
+    m.pos = {0, kmsg.safe_seq};
+    m.cursor = kmsg.identity;
+    m.path = kmsg.reader.path();
+    m.evidence = kmsg.evidence;
+    m.seen = std::time(nullptr);
+    pending.push_back(std::move(m));
   }
 
   // ---- journal ----
@@ -1409,6 +1533,13 @@ void declare_agent_metrics(Metrics& metrics) {
                   "Damaged spool records skipped, by reason (truncated at a segment's end, "
                   "corrupt inside one).");
   metrics.counter("reflex_agent_spool_damaged_bytes_total", "Bytes of damaged spool records.");
+  metrics.counter("reflex_agent_kmsg_records_total", "Kernel records read (--kmsg).");
+  metrics.counter("reflex_agent_kmsg_bad_records_total",
+                  "Records not in the kmsg format, skipped.");
+  metrics.counter("reflex_agent_kmsg_gaps_total",
+                  "SEQ jumps: records the kernel's ring overwrote before they were read.");
+  metrics.counter("reflex_agent_kmsg_lost_records_total", "Records lost in those jumps.");
+  metrics.counter("reflex_agent_kmsg_overwritten_total", "Reads of /dev/kmsg that returned EPIPE.");
 }
 
 // Redis Streams when a URL is given, else events printed on stdout; null
@@ -1473,6 +1604,7 @@ void agent_loop(Agent& a, Metrics& metrics, const std::vector<std::string>& foll
     bool any = false;
     if (!a.full()) any |= a.read_files();
     if (!a.full()) any |= a.read_journal();
+    if (!a.full()) any |= a.read_kmsg();
     if (in.open && !a.full()) any |= in.read(a, metrics);
     if (a.full() && !was_full) metrics.add("reflex_agent_buffer_full_total");
     was_full = a.full();
@@ -1533,7 +1665,7 @@ struct AgentOptions {
   std::vector<std::string> follows;
   bool use_stdin = false, once = false, strict = false, use_journal = false;
   std::string journal_cmd = "journalctl -f -o json --no-pager";
-  std::string spool_dir, spool_max_s = "256M";
+  std::string spool_dir, spool_max_s = "256M", kmsg_path;
   int year = 0;
   size_t buffer_max = 100000, maxlen = 1000000, batch = 500;
   DaemonOptions dopts;
@@ -1553,6 +1685,11 @@ void add_agent_options(CLI::App& app, AgentOptions* o) {
   app.add_option("--journal-command", o->journal_cmd,
                  "the command that prints journal entries as JSON lines (default "
                  "'journalctl -f -o json --no-pager'; --after-cursor is appended)");
+  app.add_option("--kmsg", o->kmsg_path,
+                 "also read the kernel's records from /dev/kmsg (or PATH: a file of records in "
+                 "its format), continuing after the saved SEQ; times: boot time (/proc/stat, or "
+                 "--boot-time) + the record's")
+      ->expected(0, 1);
   app.add_option("--redis", o->redis_url,
                  "publish to Redis Streams: redis://[user[:password]@]host[:port][/db] "
                  "(default: print the events on stdout)");
@@ -1639,8 +1776,9 @@ int run_agent(int argc, char** argv) {
     log(Level::error, "bad --poll, --batch or --buffer");
     return 2;
   }
-  if (o.follows.empty() && !o.use_stdin && !o.use_journal) {
-    log(Level::error, "nothing to read: give --follow PATH, --journal and/or --stdin");
+  if (app.count("--kmsg") > 0 && o.kmsg_path.empty()) o.kmsg_path = "/dev/kmsg";
+  if (o.follows.empty() && !o.use_stdin && !o.use_journal && o.kmsg_path.empty()) {
+    log(Level::error, "nothing to read: give --follow PATH, --journal, --kmsg and/or --stdin");
     return 2;
   }
   agent_defaults(&o.host, &o.year);
@@ -1692,6 +1830,10 @@ int run_agent(int argc, char** argv) {
   log(Level::info, "agent for " + o.host + " publishing to " + bus->describe());
   if (o.use_journal && !a.start_journal(o.journal_cmd, &err)) {
     log(Level::error, "--journal: " + err);
+    return 2;
+  }
+  if (!o.kmsg_path.empty() && !a.start_kmsg(o.kmsg_path, &err)) {
+    log(Level::error, "--kmsg: " + err);
     return 2;
   }
 
