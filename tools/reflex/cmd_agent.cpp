@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -32,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "agent_kmsg.h"
+#include "agent_spool.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "daemon.h"
@@ -40,6 +43,7 @@
 #include "reflex/bus.h"
 #include "reflex/compiler.h"
 #include "reflex/ingest.h"
+#include "reflex/kmsg.h"
 #include "reflex/log_format.h"
 #include "reflex/topology.h"
 #include "reflex/values.h"
@@ -192,7 +196,20 @@ struct Journal {
   std::unique_ptr<LineParser> parser;
 };
 constexpr size_t kMaxJournalCursors = 200000;
+// Positions of sources that are not files (device 0 is never a file's).
 const FileKey kJournalKey{0, 0};
+const FileKey kKmsgKey{0, 1};
+
+// /dev/kmsg (or a file of its records): a record's SEQ is its position, its
+// line number SEQ + 1, under the evidence name hosts/<host>/kmsg.
+struct Kmsg {
+  KmsgReader reader;
+  std::unique_ptr<LineParser> parser;
+  std::string evidence, identity;  // identity: the boot the SEQs belong to
+  uint64_t next_seq = 0;           // the record expected next
+  bool expect = false;             // next_seq is known (this boot's saved position)
+  uint64_t safe_seq = 0;           // checkpoint: every record before it is emitted
+};
 
 std::optional<int64_t> read_boot_time(const fs::path& p) {
   std::ifstream in(p);
@@ -229,6 +246,9 @@ struct Agent {
   bool state_dirty = false;
   Backoff backoff{std::chrono::milliseconds(100), std::chrono::seconds(5)};
   uint64_t published = 0;
+  // Beyond the memory buffer: the on-disk spool (null: reading pauses instead).
+  std::unique_ptr<Spool> spool;
+  bool spool_full = false;
 
   Agent(const KnowledgeBase& k, const Topology& t, bus::EventBus& b, Metrics& m,
         const IngestOptions& iopts)
@@ -302,7 +322,7 @@ struct Agent {
     if (committed.size() > kMaxClosed + files.size()) {
       std::vector<std::pair<int64_t, FileKey>> closed;
       for (const auto& [k, p] : committed)
-        if (!files.count(k) && k.ino != 0) closed.emplace_back(p.seen, k);
+        if (!files.count(k) && k.dev != 0) closed.emplace_back(p.seen, k);
       std::sort(closed.begin(), closed.end(),
                 [](const auto& x, const auto& y) { return x.first < y.first; });
       for (size_t i = 0; i + kMaxClosed < closed.size(); ++i) committed.erase(closed[i].second);
@@ -706,7 +726,7 @@ struct Agent {
   // counted, not silent.
   void report_unmatched() {
     for (auto& [k, p] : resume) {
-      if (!p.was_open || p.done || (k.dev == 0 && k.ino == 0)) continue;
+      if (!p.was_open || p.done || k.dev == 0) continue;
       p.was_open = false;
       metrics.add("reflex_agent_lost_positions_total");
       log(Level::warn, p.path + " (followed as " + p.evidence + ", read to offset " +
@@ -933,6 +953,10 @@ struct Agent {
         f.safe = f.read;
         queue_marker(f);
       }
+    if (kmsg.parser && kmsg.safe_seq != kmsg.next_seq && !first_open_line(kmsg.evidence)) {
+      kmsg.safe_seq = kmsg.next_seq;
+      queue_kmsg_marker();
+    }
     if (journal.parser && journal.safe.line != journal.line &&
         !first_open_line("hosts/" + host + "/journal")) {
       journal.safe = {0, journal.line};
@@ -949,6 +973,10 @@ struct Agent {
       queue_marker(f);
     }
     settle_closed(true);
+    if (kmsg.parser) {
+      kmsg.safe_seq = kmsg.next_seq;
+      queue_kmsg_marker();
+    }
     if (journal.parser) {
       journal.safe = {0, journal.line};
       journal.safe_cursor = journal.last_cursor;
@@ -962,6 +990,107 @@ struct Agent {
     struct stat st {};
     return ::stat(f.path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_ino) != f.key.ino ||
            static_cast<uint64_t>(st.st_dev) != f.key.dev;
+  }
+
+  // ---- kmsg ----
+  Kmsg kmsg;
+  bool start_kmsg(const std::string& path, std::string* err) {
+    if (!kmsg.reader.open(path, err)) return false;
+    std::optional<int64_t> bt = boot_time ? boot_time : proc_boot_time_us();
+    if (!bt) {
+      *err = "no boot time for the records' timestamps (/proc/stat has no btime; give --boot-time)";
+      return false;
+    }
+    kmsg.identity = boot_identity(kmsg.reader.device(), *bt);
+    kmsg.evidence = "hosts/" + host + "/kmsg";
+    kmsg.parser = std::make_unique<LineParser>(topo, fopts, &fstats);
+    FileContext ctx;
+    ctx.host_dir = host;
+    ctx.file = kmsg.evidence;
+    ctx.year = year;
+    ctx.boot_time_us = bt;
+    kmsg.parser->begin_file(ctx);
+    if (auto r = resume.find(kKmsgKey); r != resume.end()) {
+      kmsg.expect = true;  // a new boot counts from SEQ 0 again
+      kmsg.next_seq = r->second.cursor == kmsg.identity ? r->second.pos.line : 0;
+      if (r->second.cursor != kmsg.identity)
+        log(Level::info, path + ": a new boot since the saved position (" + r->second.cursor +
+                             ", now " + kmsg.identity + "): this boot's records from the first");
+      resume.erase(r);
+    }
+    kmsg.safe_seq = kmsg.next_seq;
+    log(Level::info, "reading kernel records from " + path + " (" + kmsg.identity + ", from SEQ " +
+                         std::to_string(kmsg.next_seq) + ")");
+    return true;
+  }
+
+  // One record: skipped when delivered before a restart; a SEQ jump is
+  // records the ring overwrote before they were read (counted, said).
+  void feed_kmsg(const std::string& text) {
+    KmsgRecord r;
+    std::string err;
+    if (!parse_kmsg_record(text, &r, &err)) {
+      metrics.add("reflex_agent_kmsg_bad_records_total");
+      log_limited(Level::warn, "kmsg-bad", kmsg.reader.path() + ": " + err + "; skipped");
+      return;
+    }
+    metrics.add("reflex_agent_kmsg_records_total");
+    if (kmsg.expect && r.seq < kmsg.next_seq) return;
+    if (kmsg.expect && r.seq > kmsg.next_seq) {
+      metrics.add("reflex_agent_kmsg_gaps_total");
+      metrics.add("reflex_agent_kmsg_lost_records_total",
+                  static_cast<double>(r.seq - kmsg.next_seq));
+      log(Level::warn, kmsg.reader.path() + ": records " + std::to_string(kmsg.next_seq) + ".." +
+                           std::to_string(r.seq - 1) +
+                           " were overwritten in the kernel's ring before they were read");
+    }
+    kmsg.expect = true;
+    kmsg.next_seq = r.seq + 1;
+    for (const std::string& line : kmsg_dmesg_lines(r)) {
+      LogRecord rec;
+      if (!kmsg.parser->parse(line, r.seq + 1, &rec)) continue;
+      // Trusted as the agent read it: facility 0 only the kernel can log with.
+      rec.transport = r.from_kernel() ? kTransportKernel : kTransportSyslog;
+      ing.feed_record(rec);
+    }
+  }
+
+  bool read_kmsg() {
+    if (!kmsg.reader.is_open()) return false;
+    std::vector<std::string> recs;
+    uint64_t overwritten = 0;
+    bool any = false;
+    for (int round = 0; round < 16 && !full(); ++round) {
+      kmsg.reader.read(512, &recs, &overwritten);
+      if (recs.empty()) break;
+      any = true;
+      for (const std::string& text : recs) feed_kmsg(text);
+    }
+    if (overwritten > 0) {
+      metrics.add("reflex_agent_kmsg_overwritten_total", static_cast<double>(overwritten));
+      log_limited(Level::warn, "kmsg-epipe",
+                  kmsg.reader.path() +
+                      ": the kernel's ring moved past the reader (EPIPE); the SEQ gap says how "
+                      "many records were lost");
+    }
+    if (!any) return false;
+    // Checkpoint: the first record of an open fold is read again after a restart.
+    auto open = first_open_line(kmsg.evidence);
+    kmsg.safe_seq = open ? *open - 1 : kmsg.next_seq;
+    queue_kmsg_marker();
+    return true;
+  }
+
+  void queue_kmsg_marker() {
+    Pending m;
+    m.marker = true;
+    m.key = kKmsgKey;
+    m.pos = {0, kmsg.safe_seq};
+    m.cursor = kmsg.identity;
+    m.path = kmsg.reader.path();
+    m.evidence = kmsg.evidence;
+    m.seen = std::time(nullptr);
+    pending.push_back(std::move(m));
   }
 
   // ---- journal ----
@@ -1187,16 +1316,135 @@ struct Agent {
     state_dirty = true;
   }
 
-  // Publishes what is pending; true when the queue is empty afterwards.
-  bool publish() {
-    auto apply_markers = [&] {
-      while (!pending.empty() && pending.front().marker) {
-        apply_marker(pending.front());
-        pending.pop_front();
+  void publish_failed(const std::string& err) {
+    backoff.failed();
+    metrics.add("reflex_agent_publish_failures_total");
+    uint64_t spooled = spool ? spool->events() : 0;
+    log_limited(Level::warn, "publish",
+                "publish to " + bus.describe() + " failed, " + std::to_string(pending_events) +
+                    " event(s) buffered in memory and " + std::to_string(spooled) +
+                    " in the spool, retrying with backoff: " + err);
+  }
+
+  // The spool before memory: everything in it is older. Bounded per call so
+  // reading goes on while a large spool drains; true when it is empty.
+  bool drain_spool() {
+    for (int round = 0; round < 64 && spool && spool->events() > 0 && backoff.ready(); ++round) {
+      std::vector<SpoolRecord> recs;
+      std::string err;
+      if (!spool->peek(batch, &recs, &err)) {
+        log_limited(Level::error, "spool", "spool: " + err);
+        break;
       }
-    };
-    apply_markers();
-    while (pending_events > 0 && backoff.ready()) {
+      if (recs.empty()) break;
+      std::vector<std::pair<std::string, bus::Record>> out;
+      out.reserve(recs.size());
+      for (SpoolRecord& r : recs)
+        out.emplace_back(std::move(r.shard), bus::Record{std::move(r.id), std::move(r.payload)});
+      if (!bus.publish_events(out, &err)) {
+        publish_failed(err);
+        break;
+      }
+      backoff.succeeded();
+      // A failed head write re-delivers these after a restart (same ids).
+      if (!spool->consume(&err)) log_limited(Level::error, "spool", "spool: " + err);
+      published += out.size();
+      metrics.add("reflex_agent_published_events_total", static_cast<double>(out.size()));
+      metrics.add("reflex_agent_drained_events_total", static_cast<double>(out.size()));
+      if (spool->events() == 0)
+        log(Level::info, "spool " + spool->dir() + " drained to " + bus.describe());
+    }
+    return !spool || spool->events() == 0;
+  }
+
+  // Moves up to `max` of the oldest events (while more than `keep` are in
+  // memory) to the spool, durably; the checkpoints among them then hold, as
+  // if the bus had accepted them. False when nothing could be moved.
+  bool spill_chunk(size_t keep, size_t max) {
+    uint64_t room = spool->room(), bytes = 0;
+    std::vector<SpoolRecord> recs;
+    size_t items = 0;
+    for (const Pending& p : pending) {
+      if (pending_events - recs.size() <= keep || recs.size() >= max) break;
+      if (!p.marker) {
+        SpoolRecord r{p.shard, p.rec.id, p.rec.payload};
+        bytes += Spool::encoded_size(r);
+        if (bytes > room) break;
+        recs.push_back(std::move(r));
+      }
+      ++items;
+    }
+    if (recs.empty()) {
+      if (!spool_full) {
+        spool_full = true;
+        metrics.add("reflex_agent_spool_full_total");
+        log(Level::warn, "spool " + spool->dir() + " full (" + std::to_string(spool->bytes()) +
+                             " bytes, " + std::to_string(spool->events()) +
+                             " events): reading pauses until the bus takes events again");
+      }
+      return false;
+    }
+    std::string err;
+    if (!spool->append(recs, &err)) {
+      metrics.add("reflex_agent_spool_errors_total");
+      log_limited(Level::error, "spool-write",
+                  "spool " + spool->dir() + ": cannot append (" + err +
+                      "); the events stay in memory, reading pauses while it is full");
+      return false;
+    }
+    spool_full = false;
+    for (size_t i = 0; i < items; ++i) {
+      if (pending.front().marker)
+        apply_marker(pending.front());
+      else
+        --pending_events;
+      pending.pop_front();
+    }
+    metrics.add("reflex_agent_spilled_events_total", static_cast<double>(recs.size()));
+    log_limited(Level::info, "spill",
+                std::to_string(recs.size()) + " event(s) spilled to the spool " + spool->dir() +
+                    " (now " + std::to_string(spool->events()) + " events, " +
+                    std::to_string(spool->bytes()) + " bytes)");
+    return true;
+  }
+
+  // Memory full (or, with all, at stop): every event in memory goes to the
+  // spool, so the checkpoints queued behind them hold too (a file's comes
+  // after its whole read, a journal's or kmsg's after its round) and sources
+  // that cannot be read again keep their events.
+  void spill(bool all) {
+    if (!spool || (!all && !full())) return;
+    for (int i = 0; i < 1024 && pending_events > 0; ++i)
+      if (!spill_chunk(0, 4096)) break;
+    apply_front_markers();
+  }
+
+  void apply_front_markers() {
+    while (!pending.empty() && pending.front().marker) {
+      apply_marker(pending.front());
+      pending.pop_front();
+    }
+  }
+
+  void spool_metrics() {
+    if (!spool) return;
+    for (const std::string& n : spool->notes) log(Level::warn, "spool: " + n);
+    spool->notes.clear();
+    metrics.set("reflex_agent_spool_events", static_cast<double>(spool->events()));
+    metrics.set("reflex_agent_spool_bytes", static_cast<double>(spool->bytes()));
+    metrics.set("reflex_agent_spool_damaged_total", static_cast<double>(spool->damaged_truncated),
+                Metrics::label("reason", "truncated"));
+    metrics.set("reflex_agent_spool_damaged_total", static_cast<double>(spool->damaged_corrupt),
+                Metrics::label("reason", "corrupt"));
+    metrics.set("reflex_agent_spool_damaged_bytes_total",
+                static_cast<double>(spool->damaged_bytes));
+  }
+
+  // Publishes what is pending (the spool first); true when nothing waits.
+  bool publish() {
+    apply_front_markers();
+    bool spool_empty = drain_spool();
+    while (spool_empty && pending_events > 0 && backoff.ready()) {
       std::vector<std::pair<std::string, bus::Record>> out;
       size_t items = 0;
       for (const Pending& p : pending) {
@@ -1206,11 +1454,7 @@ struct Agent {
       }
       std::string err;
       if (!bus.publish_events(out, &err)) {
-        backoff.failed();
-        metrics.add("reflex_agent_publish_failures_total");
-        log_limited(Level::warn, "publish",
-                    "publish to " + bus.describe() + " failed, " + std::to_string(pending_events) +
-                        " event(s) buffered, retrying with backoff: " + err);
+        publish_failed(err);
         break;
       }
       backoff.succeeded();
@@ -1225,8 +1469,13 @@ struct Agent {
       }
       published += out.size();
       metrics.add("reflex_agent_published_events_total", static_cast<double>(out.size()));
-      apply_markers();
+      apply_front_markers();
     }
+    spill(false);
+    // At once: a position written late lets a restart re-read lines whose
+    // storm folds may then be cut differently (same id, other count). Before
+    // the gauges: what they show is durable.
+    write_state();
     double lag = 0;
     for (const Pending& p : pending)
       if (!p.marker) {
@@ -1235,10 +1484,8 @@ struct Agent {
       }
     metrics.set("reflex_agent_publish_lag_seconds", lag);
     metrics.set("reflex_agent_buffer_events", static_cast<double>(pending_events));
-    // At once: a position written late lets a restart re-read lines whose
-    // storm folds may then be cut differently (same id, other count).
-    write_state();
-    return pending_events == 0;
+    spool_metrics();
+    return pending_events == 0 && (!spool || spool->events() == 0);
   }
 
   void refresh_stats() {
@@ -1275,6 +1522,24 @@ void declare_agent_metrics(Metrics& metrics) {
                   "Files followed before a restart found neither by inode nor compressed.");
   metrics.gauge("reflex_agent_buffer_events", "Events waiting for the bus.");
   metrics.gauge("reflex_agent_publish_lag_seconds", "Age of the oldest event waiting for the bus.");
+  metrics.gauge("reflex_agent_spool_events", "Events in the on-disk spool, waiting for the bus.");
+  metrics.gauge("reflex_agent_spool_bytes", "Bytes in the on-disk spool, waiting for the bus.");
+  metrics.counter("reflex_agent_spilled_events_total",
+                  "Events moved from the full memory buffer to the spool.");
+  metrics.counter("reflex_agent_drained_events_total", "Events from the spool the bus accepted.");
+  metrics.counter("reflex_agent_spool_full_total", "Times reading paused on a full spool.");
+  metrics.counter("reflex_agent_spool_errors_total", "Failed appends to the spool.");
+  metrics.counter("reflex_agent_spool_damaged_total",
+                  "Damaged spool records skipped, by reason (truncated at a segment's end, "
+                  "corrupt inside one).");
+  metrics.counter("reflex_agent_spool_damaged_bytes_total", "Bytes of damaged spool records.");
+  metrics.counter("reflex_agent_kmsg_records_total", "Kernel records read (--kmsg).");
+  metrics.counter("reflex_agent_kmsg_bad_records_total",
+                  "Records not in the kmsg format, skipped.");
+  metrics.counter("reflex_agent_kmsg_gaps_total",
+                  "SEQ jumps: records the kernel's ring overwrote before they were read.");
+  metrics.counter("reflex_agent_kmsg_lost_records_total", "Records lost in those jumps.");
+  metrics.counter("reflex_agent_kmsg_overwritten_total", "Reads of /dev/kmsg that returned EPIPE.");
 }
 
 // Redis Streams when a URL is given, else events printed on stdout; null
@@ -1339,6 +1604,7 @@ void agent_loop(Agent& a, Metrics& metrics, const std::vector<std::string>& foll
     bool any = false;
     if (!a.full()) any |= a.read_files();
     if (!a.full()) any |= a.read_journal();
+    if (!a.full()) any |= a.read_kmsg();
     if (in.open && !a.full()) any |= in.read(a, metrics);
     if (a.full() && !was_full) metrics.add("reflex_agent_buffer_full_total");
     was_full = a.full();
@@ -1369,10 +1635,13 @@ void stop_agent(Agent& a) {
   g_daemon_stop = 0;
   while (!a.publish() && Clock::now() < deadline && !g_daemon_stop)
     sleep_unless_stopped(std::chrono::milliseconds(50));
+  a.spill(true);  // what the bus did not take waits in the spool, positions past it
   a.write_state();
+  a.spool_metrics();
   log(Level::info, "stopped: " + std::to_string(a.published) + " event(s) published, " +
-                       std::to_string(a.pending_events) +
-                       " not published (they are re-read at restart)");
+                       std::to_string(a.spool ? a.spool->events() : 0) +
+                       " in the spool (sent at restart), " + std::to_string(a.pending_events) +
+                       " not published (their lines are re-read at restart)");
 }
 
 // The defaults that depend on the machine: this host's name, this year.
@@ -1390,116 +1659,185 @@ void agent_defaults(std::string* host, int* year) {
   }
 }
 
+// `reflex agent`'s command line.
+struct AgentOptions {
+  std::string kb_path, topo_path, host, redis_url, state_path, boot_time, poll_s = "250ms";
+  std::vector<std::string> follows;
+  bool use_stdin = false, once = false, strict = false, use_journal = false;
+  std::string journal_cmd = "journalctl -f -o json --no-pager";
+  std::string spool_dir, spool_max_s = "256M", kmsg_path;
+  int year = 0;
+  size_t buffer_max = 100000, maxlen = 1000000, batch = 500;
+  DaemonOptions dopts;
+};
+
+void add_agent_options(CLI::App& app, AgentOptions* o) {
+  add_kb_option(app, &o->kb_path);
+  app.add_option("--topology", o->topo_path, "topology.json")->required();
+  app.add_option("--host", o->host, "this host's name (default: the system's host name)");
+  app.add_option("--follow", o->follows,
+                 "a log file (followed across rename and truncation) or a directory (every "
+                 "file in it, new ones too; *.gz rotations finish the file they were "
+                 "compressed from); repeatable");
+  app.add_flag("--stdin", o->use_stdin, "also read event envelopes (interfaces.md §4) on stdin");
+  app.add_flag("--journal", o->use_journal,
+               "also read the journal (journalctl -f -o json), continuing after the saved cursor");
+  app.add_option("--journal-command", o->journal_cmd,
+                 "the command that prints journal entries as JSON lines (default "
+                 "'journalctl -f -o json --no-pager'; --after-cursor is appended)");
+  app.add_option("--kmsg", o->kmsg_path,
+                 "also read the kernel's records from /dev/kmsg (or PATH: a file of records in "
+                 "its format), continuing after the saved SEQ; times: boot time (/proc/stat, or "
+                 "--boot-time) + the record's")
+      ->expected(0, 1);
+  app.add_option("--redis", o->redis_url,
+                 "publish to Redis Streams: redis://[user[:password]@]host[:port][/db] "
+                 "(default: print the events on stdout)");
+  app.add_option("--state", o->state_path, "remember read positions in this file");
+  app.add_option("--year", o->year, "year for log formats without one (default: this year)");
+  app.add_option("--boot-time", o->boot_time,
+                 "ISO-8601 boot time for raw dmesg seconds (a boot_time file beside the log wins)");
+  app.add_option("--buffer", o->buffer_max,
+                 "events held in memory while the bus is unreachable; beyond it they go to the "
+                 "spool, and reading pauses only when that is full too (default 100000)");
+  app.add_option("--spool-dir", o->spool_dir,
+                 "the on-disk spool beyond the memory buffer (default: <--state>.spool; no "
+                 "spool without --state or --spool-dir)");
+  app.add_option("--spool-max", o->spool_max_s,
+                 "the spool's size bound, bytes with an optional K/M/G suffix (default 256M; "
+                 "0: no spool)");
+  app.add_option("--batch", o->batch, "events per publish round trip (default 500)");
+  app.add_option("--maxlen", o->maxlen,
+                 "approximate length kept per event stream (default 1000000)");
+  app.add_option("--poll", o->poll_s, "how often followed files are checked (default 250ms)");
+  app.add_flag("--once", o->once,
+               "exit once every file is read to its end, stdin is at EOF and all is published");
+  add_strict_transport_flag(app, &o->strict);
+  add_daemon_options(app, &o->dopts);
+}
+
+// "256M", "1G", "4096": bytes (K/M/G are powers of 1024).
+std::optional<uint64_t> parse_bytes(const std::string& s) {
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  size_t used = 0;
+  unsigned long long v = 0;
+  try {
+    v = std::stoull(s, &used);
+  } catch (...) {
+    return std::nullopt;
+  }
+  std::string unit = s.substr(used);
+  int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
+  if (shift < 0 || v > (UINT64_MAX >> shift)) return std::nullopt;
+  return static_cast<uint64_t>(v) << shift;
+}
+
+// The spool, when there is one; false (after a message) when it cannot be used.
+bool open_spool(Agent& a, const AgentOptions& o) {
+  auto max = parse_bytes(o.spool_max_s);
+  if (!max) {
+    log(Level::error, "bad --spool-max '" + o.spool_max_s + "' (bytes, optional K/M/G suffix)");
+    return false;
+  }
+  std::string dir = !o.spool_dir.empty()    ? o.spool_dir
+                    : !o.state_path.empty() ? o.state_path + ".spool"
+                                            : "";
+  if (dir.empty() || *max == 0) return true;
+  auto sp = std::make_unique<Spool>();
+  std::string err;
+  if (!sp->open(dir, *max, &err)) {
+    log(Level::error, "--spool-dir: " + err);
+    return false;
+  }
+  if (sp->events() > 0)
+    log(Level::info, "spool " + dir + " holds " + std::to_string(sp->events()) +
+                         " event(s) from before the restart; they are sent first");
+  a.spool = std::move(sp);
+  a.spool_metrics();
+  return true;
+}
+
 }  // namespace
 
 int run_agent(int argc, char** argv) {
   CLI::App app{"Follow this host's logs, recognize events, publish them for the diagnosers",
                "reflex agent"};
-  std::string kb_path, topo_path, host, redis_url, state_path, boot_time, poll_s = "250ms";
-  std::vector<std::string> follows;
-  bool use_stdin = false, once = false, strict = false, use_journal = false;
-  std::string journal_cmd = "journalctl -f -o json --no-pager";
-  int year = 0;
-  size_t buffer_max = 100000, maxlen = 1000000, batch = 500;
-  DaemonOptions dopts;
-  add_kb_option(app, &kb_path);
-  app.add_option("--topology", topo_path, "topology.json")->required();
-  app.add_option("--host", host, "this host's name (default: the system's host name)");
-  app.add_option("--follow", follows,
-                 "a log file (followed across rename and truncation) or a directory (every "
-                 "file in it, new ones too; *.gz rotations finish the file they were "
-                 "compressed from); repeatable");
-  app.add_flag("--stdin", use_stdin, "also read event envelopes (interfaces.md §4) on stdin");
-  app.add_flag("--journal", use_journal,
-               "also read the journal (journalctl -f -o json), continuing after the saved cursor");
-  app.add_option("--journal-command", journal_cmd,
-                 "the command that prints journal entries as JSON lines (default "
-                 "'journalctl -f -o json --no-pager'; --after-cursor is appended)");
-  app.add_option("--redis", redis_url,
-                 "publish to Redis Streams: redis://[user[:password]@]host[:port][/db] "
-                 "(default: print the events on stdout)");
-  app.add_option("--state", state_path, "remember read positions in this file");
-  app.add_option("--year", year, "year for log formats without one (default: this year)");
-  app.add_option("--boot-time", boot_time,
-                 "ISO-8601 boot time for raw dmesg seconds (a boot_time file beside the log wins)");
-  app.add_option("--buffer", buffer_max,
-                 "events held in memory while the bus is unreachable; beyond it reading pauses "
-                 "(default 100000)");
-  app.add_option("--batch", batch, "events per publish round trip (default 500)");
-  app.add_option("--maxlen", maxlen, "approximate length kept per event stream (default 1000000)");
-  app.add_option("--poll", poll_s, "how often followed files are checked (default 250ms)");
-  app.add_flag("--once", once,
-               "exit once every file is read to its end, stdin is at EOF and all is published");
-  add_strict_transport_flag(app, &strict);
-  add_daemon_options(app, &dopts);
+  AgentOptions o;
+  add_agent_options(app, &o);
   if (auto rc = parse_or_exit(app, argc, argv, "reflex agent")) return *rc;
 
   std::string err;
-  if (!init_logging("reflex-agent", dopts, &err)) {
+  if (!init_logging("reflex-agent", o.dopts, &err)) {
     std::fprintf(stderr, "reflex agent: %s\n", err.c_str());
     return 2;
   }
-  auto poll_d = parse_duration_s(poll_s);
-  if (!poll_d || *poll_d <= 0 || batch == 0 || buffer_max == 0) {
+  auto poll_d = parse_duration_s(o.poll_s);
+  if (!poll_d || *poll_d <= 0 || o.batch == 0 || o.buffer_max == 0) {
     log(Level::error, "bad --poll, --batch or --buffer");
     return 2;
   }
-  if (follows.empty() && !use_stdin && !use_journal) {
-    log(Level::error, "nothing to read: give --follow PATH, --journal and/or --stdin");
+  if (app.count("--kmsg") > 0 && o.kmsg_path.empty()) o.kmsg_path = "/dev/kmsg";
+  if (o.follows.empty() && !o.use_stdin && !o.use_journal && o.kmsg_path.empty()) {
+    log(Level::error, "nothing to read: give --follow PATH, --journal, --kmsg and/or --stdin");
     return 2;
   }
-  agent_defaults(&host, &year);
-  auto kb = load_kb(kb_path, &err);
+  agent_defaults(&o.host, &o.year);
+  auto kb = load_kb(o.kb_path, &err);
   if (!kb) {
     std::fprintf(stderr, "%s%s", err.c_str(), err.empty() || err.back() != '\n' ? "\n" : "");
-    log(Level::error, "cannot load knowledge base " + kb_path);
+    log(Level::error, "cannot load knowledge base " + o.kb_path);
     return 2;
   }
   TopologyError terr;
-  auto topo = Topology::load_file(topo_path, &terr);
+  auto topo = Topology::load_file(o.topo_path, &terr);
   if (!topo) {
     log(Level::error, terr.str());
     return 2;
   }
   std::optional<int64_t> boot;
-  if (!boot_time.empty()) {
-    boot = parse_rfc3339(boot_time);
+  if (!o.boot_time.empty()) {
+    boot = parse_rfc3339(o.boot_time);
     if (!boot) {
-      log(Level::error, "bad --boot-time '" + boot_time + "' (expected ISO-8601)");
+      log(Level::error, "bad --boot-time '" + o.boot_time + "' (expected ISO-8601)");
       return 2;
     }
   }
-  std::unique_ptr<bus::EventBus> bus = make_agent_bus(redis_url, maxlen);
+  std::unique_ptr<bus::EventBus> bus = make_agent_bus(o.redis_url, o.maxlen);
   if (!bus) return 2;
   Metrics metrics;
   declare_agent_metrics(metrics);
   MetricsServer server;
-  if (!dopts.metrics.empty() && !server.start(dopts.metrics, &metrics, &err)) {
+  if (!o.dopts.metrics.empty() && !server.start(o.dopts.metrics, &metrics, &err)) {
     log(Level::error, err);
     return 2;
   }
 
   IngestOptions iopts;
-  iopts.strict_transport = strict;
+  iopts.strict_transport = o.strict;
   Agent a(*kb, *topo, *bus, metrics, iopts);
-  a.host = host;
-  a.year = year;
+  a.host = o.host;
+  a.year = o.year;
   a.boot_time = boot;
-  a.state_path = state_path;
-  a.buffer_max = buffer_max;
-  a.batch = batch;
+  a.state_path = o.state_path;
+  a.buffer_max = o.buffer_max;
+  a.batch = o.batch;
   if (!a.load_state(&err)) {
     log(Level::error, err);
     return 2;
   }
+  if (!open_spool(a, o)) return 2;
   install_daemon_signals();
-  log(Level::info, "agent for " + host + " publishing to " + bus->describe());
-  if (use_journal && !a.start_journal(journal_cmd, &err)) {
+  log(Level::info, "agent for " + o.host + " publishing to " + bus->describe());
+  if (o.use_journal && !a.start_journal(o.journal_cmd, &err)) {
     log(Level::error, "--journal: " + err);
     return 2;
   }
+  if (!o.kmsg_path.empty() && !a.start_kmsg(o.kmsg_path, &err)) {
+    log(Level::error, "--kmsg: " + err);
+    return 2;
+  }
 
-  agent_loop(a, metrics, follows, use_stdin, once,
+  agent_loop(a, metrics, o.follows, o.use_stdin, o.once,
              std::chrono::milliseconds(static_cast<int>(*poll_d * 1000)));
   stop_agent(a);
   return 0;
