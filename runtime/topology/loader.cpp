@@ -876,6 +876,7 @@ bool load_json(std::string_view text, const std::string& origin, TopoData* im, T
   }
   if (!loader.finish(root)) return false;
   index_short_names(im);
+  im->index_links();
   return true;
 }
 
