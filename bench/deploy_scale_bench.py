@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -46,6 +47,14 @@ ap.add_argument("--noise", type=int, default=20, help="background events per job
 ap.add_argument("--storm", type=int, default=20000, help="events of the storm burst, one shard")
 ap.add_argument("--probes", type=int, default=20)
 ap.add_argument("--settle", default="2s")
+ap.add_argument("--before", help="another reflex binary (e.g. the previous commit's): the "
+                "1-diagnoser run is repeated interleaved with it (A B A B), RSS and events/s")
+ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds with --before")
+ap.add_argument("--no-latency", action="store_true")
+ap.add_argument("--backlog", action="store_true",
+                help="capacity: append every record first, then time the diagnosers draining it "
+                "(the feeder's own speed out of the figure)")
+ap.add_argument("--perf", action="store_true", help="perf record the first diagnoser")
 a = ap.parse_args()
 BUNDLE = os.path.join(ROOT, "examples", "incident-pcie")
 tmp = tempdir()
@@ -157,13 +166,27 @@ raw_xread = n_read / (time.time() - t0)
 lines.append("raw Redis, %d records: XADD %.0f/s (pipelined, 1 client), XREAD COUNT 1000 %.0f "
              "entries/s" % (len(records), raw_xadd, raw_xread))
 conn.call("FLUSHALL")
+# redis-benchmark XADD on the same Redis: a typical payload's size, 4 clients, pipeline 50.
+avg = int(sum(len(e) for _, _, e in records) / len(records))
+rb = subprocess.run(["redis-benchmark", "-h", "127.0.0.1", "-p", str(redis.port), "-n", "200000",
+                     "-c", "4", "-P", "50", "-q", "XADD", "reflex:{bench}:events", "MAXLEN", "~",
+                     "1000000", "*", "id", "__rand_int__", "e", "x" * avg],
+                    capture_output=True, text=True, timeout=600)
+rbl = [x for x in rb.stdout.replace("\r", "\n").splitlines() if "requests per second" in x]
+try:
+    rb_xadd = float(re.search(r"([0-9.]+) requests per second", rbl[-1]).group(1))
+except (IndexError, AttributeError):
+    sys.exit("redis-benchmark: no rate in %r" % rb.stdout[-300:])
+lines.append("redis-benchmark XADD (%d-byte field, 4 clients, pipeline 50): %.0f/s" %
+             (avg, rb_xadd))
+conn.call("FLUSHALL")
 
 
-def start_diagnosers(n, tag):
+def start_diagnosers(n, tag, binary=None):
     procs = []
     for i in range(n):
         port = free_port()
-        p = spawn([a.reflex, "watch", "--kb", a.kb, "--topology", TOPO, "--redis", redis.url(),
+        p = spawn([binary or a.reflex, "watch", "--kb", a.kb, "--topology", TOPO, "--redis", redis.url(),
                    "--owner", "%s-%d" % (tag, i), "--settle", a.settle, "--lease-ttl", "6s",
                    "--metrics", "127.0.0.1:%d" % port],
                   stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "%s-%d.log" % (tag, i)),
@@ -192,31 +215,74 @@ def stop(procs):
 
 
 # ---- 2. capacity with 1, 2, 4 diagnosers ----
-cap = {}
-for n in [int(x) for x in a.diagnosers.split(",")]:
-    procs = start_diagnosers(n, "cap%d" % n)
+def capacity(n, binary, tag):
     conn = redis.conn()
-    t0 = time.time()
-    xadd_all(conn, records)
-    t_added = time.time() - t0
+    if a.backlog:  # the records wait in Redis; timed from the diagnosers' start
+        xadd_all(conn, records)
+        t_added = 0.0
+        procs = start_diagnosers(n, tag, binary)
+        t0 = time.time()
+    else:
+        procs = start_diagnosers(n, tag, binary)
+        t0 = time.time()
+        xadd_all(conn, records)
+        t_added = time.time() - t0
+    if a.perf:
+        perf = subprocess.Popen(["perf", "record", "-g", "-o", os.path.join(tmp, tag + ".perf"),
+                                 "-p", str(procs[0][0].pid)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
     want = a.jobs
     wait_for(lambda: published_incidents() >= want, 1800, "%d jobs diagnosed" % want, step=0.5)
     t_done = time.time() - t0
+    if a.perf:
+        perf.send_signal(2)
+        perf.wait(timeout=120)
+        rep = subprocess.run(["perf", "report", "--no-children", "--percent-limit", "1.5",
+                              "--stdio", "-g", "none", "-i", os.path.join(tmp, tag + ".perf")],
+                             capture_output=True, text=True, timeout=600)
+        lines.append("perf, %s:\n%s" % (tag, "\n".join(
+            x for x in rep.stdout.splitlines() if x.strip() and not x.startswith("#"))[:4000]))
     rss = [rss_mib(p.pid) for p, _ in procs]
     owned = [metric(http_get("http://127.0.0.1:%d/metrics" % port),
                     "reflex_watch_shards_owned") for _, port in procs]
-    cap[n] = len(records) / max(t_done - SETTLE_S, 1e-3)
-    lines.append("%d diagnoser(s): %d events of %d jobs all diagnosed in %.1f s (appended in %.1f "
-                 "s), %.0f events/s beyond the %gs settle = %.2fx raw XADD, %.3fx raw XREAD; "
-                 "shards owned %s; RSS %s MiB" %
-                 (n, len(records), a.jobs, t_done, t_added, cap[n], SETTLE_S, cap[n] / raw_xadd,
-                  cap[n] / raw_xread, [int(x) for x in owned], ["%.0f" % r for r in rss]))
+    rate = len(records) / max(t_done - SETTLE_S, 1e-3)
+    lines.append("%s, %d diagnoser(s): %d events of %d jobs all diagnosed in %.1f s (appended in "
+                 "%.1f s), %.0f events/s beyond the %gs settle = %.3fx redis-benchmark XADD, "
+                 "%.2fx raw XADD, %.3fx raw XREAD; shards owned %s; RSS %s MiB; load %s" %
+                 (tag, n, len(records), a.jobs, t_done, t_added, rate, SETTLE_S, rate / rb_xadd,
+                  rate / raw_xadd, rate / raw_xread, [int(x) for x in owned],
+                  ["%.0f" % r for r in rss], open("/proc/loadavg").read().split()[:3]))
     stop(procs)
     conn.call("FLUSHALL")
     conn.close()
-base = min(cap)
-lines.append("capacity vs %d diagnoser: %s" %
-             (base, ", ".join("%d: %.2fx" % (n, cap[n] / cap[base]) for n in sorted(cap))))
+    return rate, rss
+
+
+if a.before:
+    ab = collections.defaultdict(list)
+    for r in range(a.rounds):
+        for tag, binary in (("before", a.before), ("after", a.reflex)):
+            ab[tag].append(capacity(1, binary, "%s#%d" % (tag, r + 1)))
+    lines.append("interleaved, 1 diagnoser, %d shards: median RSS before %.0f MiB, after %.0f MiB "
+                 "(%.2fx); median events/s before %.0f, after %.0f (%.2fx)" %
+                 ((a.jobs,) + tuple(statistics.median(x[1][0] for x in ab[t]) for t in ("before",
+                                                                                      "after")) +
+                  (statistics.median(x[1][0] for x in ab["after"]) /
+                   statistics.median(x[1][0] for x in ab["before"]),) +
+                  tuple(statistics.median(x[0] for x in ab[t]) for t in ("before", "after")) +
+                  (statistics.median(x[0] for x in ab["after"]) /
+                   statistics.median(x[0] for x in ab["before"]),)))
+cap = {}
+for n in [int(x) for x in a.diagnosers.split(",") if x]:
+    cap[n] = capacity(n, a.reflex, "cap%d" % n)[0]
+if cap:
+    base = min(cap)
+    lines.append("capacity vs %d diagnoser: %s" %
+                 (base, ", ".join("%d: %.2fx" % (n, cap[n] / cap[base]) for n in sorted(cap))))
+if a.no_latency:
+    redis.stop()
+    print("\n".join(lines))
+    sys.exit(0)
 
 # ---- 3. latency under load, 2 diagnosers ----
 procs = start_diagnosers(2, "lat")

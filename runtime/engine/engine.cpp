@@ -241,19 +241,29 @@ struct Engine::Impl {
     }
   }
 
-  void make_ingestor() {
-    ing = std::make_unique<Ingestor>(*kb, *topo, o.ingest);
-    ing->set_sink([this](Event&& e) { on_event(std::move(e)); });
+  // Built on the first line, envelope or bundle, not with the engine: an
+  // engine fed only decoded events (a diagnoser's shard, feed_event) never
+  // needs the pattern database, scratch and parsers it holds (~4 MiB each).
+  Ingestor& ingestor() {
+    if (!ing) {
+      ing = std::make_unique<Ingestor>(*kb, *topo, o.ingest);
+      ing->set_sink([this](Event&& e) { on_event(std::move(e)); });
+    }
+    return *ing;
   }
 
   void finish_ingestor() {
-    if (!ing) return;
+    if (!ing) {  // never built: as a fresh ingestor (generation 0) would have moved it
+      storm_generation_base += 1;
+      return;
+    }
     ing->finish();
     add_stats(ingest_done, ing->stats());
     // The next ingestor counts its storm generations from 0 again: keep the
     // engine's generation moving forward across the swap (OpenStorms).
     ing->with_open_storms(
         [&](const OpenStorms& os) { storm_generation_base += os.generation() + 1; });
+    ing.reset();
   }
   uint64_t storm_generation_base = 0;
 
@@ -470,7 +480,6 @@ Engine::Engine(std::shared_ptr<const KnowledgeBase> kb, std::shared_ptr<const To
   impl_->o = opts;
   impl_->ix = std::make_unique<EventIndex>(&impl_->in);
   impl_->rebuild_kb_index();
-  impl_->make_ingestor();
 }
 
 Engine::~Engine() = default;
@@ -495,7 +504,7 @@ std::vector<Diagnosis> Engine::poll() {
 
 void Engine::feed_envelope(std::string_view json_line) {
   impl_->locked([&] {
-    impl_->ing->feed_envelope(json_line);
+    impl_->ingestor().feed_envelope(json_line);
     impl_->process(false);
   });
 }
@@ -503,7 +512,7 @@ void Engine::feed_envelope(std::string_view json_line) {
 void Engine::feed_line(const std::string& host, Transport transport, std::string_view line,
                        std::string_view evidence_file, uint64_t line_no) {
   impl_->locked([&] {
-    impl_->ing->feed_line(host, transport, line, evidence_file, line_no);
+    impl_->ingestor().feed_line(host, transport, line, evidence_file, line_no);
     impl_->process(false);
   });
 }
@@ -518,7 +527,7 @@ void Engine::feed_event(Event ev) {
 bool Engine::read_bundle(const std::string& dir, std::string* error) {
   bool ok = false;
   impl_->locked([&] {
-    ok = impl_->ing->read_bundle(dir, error);
+    ok = impl_->ingestor().read_bundle(dir, error);
     impl_->ing->finish();
   });
   return ok;
@@ -530,7 +539,7 @@ void Engine::tick() {
 
 void Engine::flush() {
   impl_->locked([&] {
-    impl_->ing->finish();
+    if (impl_->ing) impl_->ing->finish();
     impl_->process(true);
   });
 }
@@ -582,7 +591,7 @@ std::vector<std::string> input_notes(const IngestStats& st, bool no_root) {
 std::vector<Diagnosis> Engine::diagnose_all() {
   std::vector<Diagnosis> v;
   impl_->locked([&] {
-    impl_->ing->finish();
+    if (impl_->ing) impl_->ing->finish();
     v = batch(*impl_->kb, *impl_->ki, *impl_->topo, *impl_->ix, impl_->o);
   });
   IngestStats st = stats().ingest;
@@ -603,7 +612,6 @@ bool Engine::reload(std::shared_ptr<const KnowledgeBase> kb, std::shared_ptr<con
     if (kb) impl_->kb = std::move(kb);
     if (topo) impl_->topo = std::move(topo);
     impl_->rebuild_kb_index();
-    impl_->make_ingestor();
     ++impl_->st.reloads;
     ok = true;
   });

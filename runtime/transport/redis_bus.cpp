@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string_view>
+#include <unordered_map>
 
 #include "reflex/bus.h"
 
@@ -95,6 +97,39 @@ const char* kMembersScript =
     "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) "
     "return redis.call('ZRANGE', KEYS[1], 0, -1)";
 
+// The entries of one stream in an XREAD reply; *cursor moves past them.
+bool parse_entries(redisReply* entries, std::string* cursor, std::vector<Entry>* out) {
+  if (entries->type != REDIS_REPLY_ARRAY) return false;
+  for (size_t i = 0; i < entries->elements; ++i) {
+    redisReply* e = entries->element[i];
+    if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+        e->element[0]->type != REDIS_REPLY_STRING)
+      continue;
+    Entry en;
+    en.stream_id.assign(e->element[0]->str, e->element[0]->len);
+    redisReply* fv = e->element[1];
+    bool have_id = false, have_payload = false;
+    if (fv->type == REDIS_REPLY_ARRAY)
+      for (size_t k = 0; k + 1 < fv->elements; k += 2) {
+        redisReply* f = fv->element[k];
+        redisReply* v = fv->element[k + 1];
+        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING) continue;
+        std::string_view name(f->str, f->len);
+        if (name == "id") {
+          en.id.assign(v->str, v->len);
+          have_id = true;
+        } else if (name == "e") {
+          en.payload.assign(v->str, v->len);
+          have_payload = true;
+        }
+      }
+    en.foreign = !(have_id && have_payload);
+    *cursor = en.stream_id;
+    out->push_back(std::move(en));
+  }
+  return true;
+}
+
 class RedisBus final : public EventBus {
  public:
   RedisBus(Url u, std::string url, Options o) : u_(std::move(u)), url_(std::move(url)), opts_(o) {}
@@ -128,42 +163,39 @@ class RedisBus final : public EventBus {
 
   bool read_events(const std::string& shard, std::string* cursor, size_t max,
                    std::vector<Entry>* out, std::string* err) override {
+    return read_many({{shard, cursor, out}}, max, err);
+  }
+
+  bool read_many(const std::vector<Source>& sources, size_t max, std::string* err) override {
+    if (sources.empty()) return true;
     if (!connect(err)) return false;
-    std::string key = events_key(shard), count = std::to_string(max);
-    std::string from = cursor->empty() ? "0" : *cursor;
-    Reply r = command({"XREAD", "COUNT", count, "STREAMS", key, from}, err);
-    if (!r) return false;
-    if (r->type == REDIS_REPLY_NIL) return true;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1) return unexpected(err, "XREAD");
-    redisReply* stream = r->element[0];
-    if (stream->type != REDIS_REPLY_ARRAY || stream->elements != 2) return unexpected(err, "XREAD");
-    redisReply* entries = stream->element[1];
-    for (size_t i = 0; i < entries->elements; ++i) {
-      redisReply* e = entries->element[i];
-      if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
-          e->element[0]->type != REDIS_REPLY_STRING)
-        continue;
-      Entry en;
-      en.stream_id.assign(e->element[0]->str, e->element[0]->len);
-      redisReply* fv = e->element[1];
-      bool have_id = false, have_payload = false;
-      if (fv->type == REDIS_REPLY_ARRAY)
-        for (size_t k = 0; k + 1 < fv->elements; k += 2) {
-          redisReply* f = fv->element[k];
-          redisReply* v = fv->element[k + 1];
-          if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING) continue;
-          std::string_view name(f->str, f->len);
-          if (name == "id") {
-            en.id.assign(v->str, v->len);
-            have_id = true;
-          } else if (name == "e") {
-            en.payload.assign(v->str, v->len);
-            have_payload = true;
-          }
-        }
-      en.foreign = !(have_id && have_payload);
-      *cursor = en.stream_id;
-      out->push_back(std::move(en));
+    // Streams per XREAD: bounds one reply to kKeys * max entries.
+    constexpr size_t kKeys = 100;
+    std::string count = std::to_string(max);
+    for (size_t at = 0; at < sources.size(); at += kKeys) {
+      size_t n = std::min(kKeys, sources.size() - at);
+      std::vector<std::string> args = {"XREAD", "COUNT", count, "STREAMS"};
+      std::unordered_map<std::string, const Source*> by_key;
+      for (size_t i = at; i < at + n; ++i) {
+        args.push_back(events_key(sources[i].shard));
+        by_key[args.back()] = &sources[i];
+      }
+      for (size_t i = at; i < at + n; ++i)
+        args.push_back(sources[i].cursor->empty() ? "0" : *sources[i].cursor);
+      Reply r = command(args, err);
+      if (!r) return false;
+      if (r->type == REDIS_REPLY_NIL) continue;  // nothing new in any of them
+      if (r->type != REDIS_REPLY_ARRAY) return unexpected(err, "XREAD");
+      for (size_t k = 0; k < r->elements; ++k) {
+        redisReply* stream = r->element[k];
+        if (stream->type != REDIS_REPLY_ARRAY || stream->elements != 2 ||
+            stream->element[0]->type != REDIS_REPLY_STRING)
+          return unexpected(err, "XREAD");
+        auto it = by_key.find(std::string(stream->element[0]->str, stream->element[0]->len));
+        if (it == by_key.end()) return unexpected(err, "XREAD (a stream not asked for)");
+        if (!parse_entries(stream->element[1], it->second->cursor, it->second->out))
+          return unexpected(err, "XREAD");
+      }
     }
     return true;
   }

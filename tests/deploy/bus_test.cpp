@@ -29,6 +29,27 @@ TEST(EmbeddedBus, PublishReadWithCursor) {
   EXPECT_EQ(shards, (std::vector<std::string>{"host:h", "job:a"}));
 }
 
+TEST(EmbeddedBus, ReadManyAdvancesEachCursorOnItsOwn) {
+  auto b = make_embedded_bus();
+  std::string err;
+  ASSERT_TRUE(b->publish_events(
+      {{"job:a", {"1", "p1"}}, {"job:b", {"2", "p2"}}, {"job:a", {"3", "p3"}}}, &err));
+  std::string ca = "0", cb = "0", cn = "0";
+  std::vector<Entry> a, bb, none;
+  ASSERT_TRUE(
+      b->read_many({{"job:a", &ca, &a}, {"job:b", &cb, &bb}, {"job:none", &cn, &none}}, 1, &err));
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].id, "1");
+  ASSERT_EQ(bb.size(), 1u);
+  EXPECT_EQ(bb[0].id, "2");
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(cn, "0");
+  ASSERT_TRUE(b->read_many({{"job:a", &ca, &a}, {"job:b", &cb, &bb}}, 10, &err));
+  ASSERT_EQ(a.size(), 2u);  // appended after the first read
+  EXPECT_EQ(a[1].id, "3");
+  EXPECT_EQ(bb.size(), 1u);  // nothing new in job:b
+}
+
 TEST(EmbeddedBus, LeaseIsExclusiveUntilItLapses) {
   auto b = make_embedded_bus();
   std::string err;

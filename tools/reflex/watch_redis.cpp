@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <deque>
@@ -325,28 +326,72 @@ class RedisDiagnoser {
   }
 
   // New entries of every owned shard into its engine; true when any arrived.
+  // One multi-stream read for all owned shards (bus::read_many: one XREAD
+  // per hundred streams), so polling costs do not grow with the shards.
   // Events of devices without a host (fabric switches, shared storage) go to
   // the cluster shard; any job's incident may need them, so every shard's
-  // engine also reads that stream (its owner diagnoses what involves no job).
+  // engine also gets that stream: read once, from the oldest of the shards'
+  // cursors on it, each shard fed what lies past its own cursor (its owner
+  // diagnoses what involves no job).
   bool read_shards() {
-    bool busy = false;
+    if (shards_.empty()) return false;
+    std::vector<bus::EventBus::Source> sources;
+    std::vector<std::vector<bus::Entry>> got(shards_.size());
+    std::vector<Shard*> order;
+    std::optional<StreamPos> oldest;
     for (auto& [name, s] : shards_) {
-      std::vector<std::pair<std::string, std::string*>> sources = {{name, &s.cursor}};
-      if (name != kClusterShard) sources.emplace_back(kClusterShard, &s.cluster_cursor);
-      for (auto& [src, cursor] : sources) {
-        std::vector<bus::Entry> entries;
-        std::string e;
-        if (!bus_.read_events(src, cursor, cfg_.read_batch, &entries, &e)) {
-          bus_error("read " + src, e);
-          drain_out(s);  // what this shard's engine answered still goes out
-          return busy;
-        }
-        if (!entries.empty()) busy = true;
-        for (const bus::Entry& en : entries) feed_entry(s, en);
+      sources.push_back({name, &s.cursor, &got[order.size()]});
+      order.push_back(&s);
+      if (name != kClusterShard) {
+        StreamPos p = stream_pos(s.cluster_cursor);
+        if (!oldest || p < *oldest) oldest = p;
+      }
+    }
+    std::string e;
+    bool ok = bus_.read_many(sources, cfg_.read_batch, &e);
+    if (!ok) bus_error("read shards", e);
+    bool busy = false;
+    std::vector<bus::Entry> cluster;
+    if (ok && oldest) {
+      std::string from = std::to_string(oldest->first) + "-" + std::to_string(oldest->second);
+      if (!bus_.read_events(kClusterShard, &from, cfg_.read_batch, &cluster, &e)) {
+        bus_error("read " + std::string(kClusterShard), e);
+        cluster.clear();
+      }
+    }
+    // What was read is fed even after an error: each cursor matches what its
+    // shard received.
+    for (size_t i = 0; i < order.size(); ++i) {
+      Shard& s = *order[i];
+      if (!got[i].empty()) busy = true;
+      for (const bus::Entry& en : got[i]) feed_entry(s, en);
+      if (s.name != kClusterShard && !cluster.empty()) {
+        StreamPos at = stream_pos(s.cluster_cursor);
+        for (const bus::Entry& en : cluster)
+          if (stream_pos(en.stream_id) > at) {
+            feed_entry(s, en);
+            s.cluster_cursor = en.stream_id;
+            busy = true;
+          }
       }
       drain_out(s);
     }
     return busy;
+  }
+
+  // A stream id ("1700000000000-3", "0") as a comparable pair.
+  using StreamPos = std::pair<uint64_t, uint64_t>;
+  static StreamPos stream_pos(const std::string& id) {
+    StreamPos p{0, 0};
+    size_t dash = id.find('-');
+    auto num = [](std::string_view v) {
+      uint64_t x = 0;
+      std::from_chars(v.data(), v.data() + v.size(), x);
+      return x;
+    };
+    p.first = num(std::string_view(id).substr(0, dash));
+    if (dash != std::string::npos) p.second = num(std::string_view(id).substr(dash + 1));
+    return p;
   }
 
   // One stream entry: skipped (counted, said at a limited rate) when foreign,

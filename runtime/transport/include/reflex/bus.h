@@ -46,6 +46,23 @@ class EventBus {
   // advances *cursor past what it returns.
   virtual bool read_events(const std::string& shard, std::string* cursor, size_t max,
                            std::vector<Entry>* out, std::string* err) = 0;
+  // One shard of a multi-shard read: its cursor, advanced as in read_events,
+  // and where its entries go (appended).
+  struct Source {
+    std::string shard;
+    std::string* cursor;
+    std::vector<Entry>* out;
+  };
+  // read_events over many shards at once, up to `max` entries each (shards
+  // listed once). Redis: one XREAD over all their streams (a few when there
+  // are hundreds), so a diagnoser's polling costs round trips per read, not
+  // per owned shard. False = some sources may have advanced, others not;
+  // each cursor stays consistent with what its `out` received.
+  virtual bool read_many(const std::vector<Source>& sources, size_t max, std::string* err) {
+    for (const Source& s : sources)
+      if (!read_events(s.shard, s.cursor, max, s.out, err)) return false;
+    return true;
+  }
   // The shards that have an event stream.
   virtual bool list_shards(std::vector<std::string>* out, std::string* err) = 0;
   // Acquires or renews `owner`'s lease on `shard` for ttl_ms; *held says
