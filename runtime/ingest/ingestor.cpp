@@ -76,7 +76,7 @@ struct Ingestor::Impl {
 
   // Reused per line (no allocation once warm).
   std::vector<uint32_t> hits;
-  FieldValues caps, tmp, fields;
+  FieldValues caps, tmp;
   // Signatures with identical field declarations (names and types) type
   // captures identically: same class id.
   std::vector<uint32_t> typing_class;
@@ -181,8 +181,8 @@ struct Ingestor::Impl {
         storms.advance(op.t, emit_fn);
         break;
       case Op::match:
-        emit_event(op.si, op.fields, op.time, op.transport, op.host, op.host_known, op.rank_hint,
-                   file, op.line_no, op.line);
+        emit_event(op.si, op.fields, &op.fields, op.time, op.transport, op.host, op.host_known,
+                   op.rank_hint, file, op.line_no, op.line);
         break;
       case Op::unrecognised:
         note_unrecognised(op.si, file, op.line_no, op.line);
@@ -452,8 +452,10 @@ struct Ingestor::Impl {
     };
   }
 
-  static void condition_fields(const Condition& c, std::vector<std::string>* out) {
-    for (const Condition& k : c.children) condition_fields(k, out);
+  // The fields a condition reads; *regex: it has a `matches` (an RE2 run per evaluation).
+  static void condition_fields(const Condition& c, std::vector<std::string>* out, bool* regex) {
+    for (const Condition& k : c.children) condition_fields(k, out, regex);
+    if (c.op == Condition::Op::matches) *regex = true;
     if (!c.field.empty() && std::find(out->begin(), out->end(), c.field) == out->end())
       out->push_back(c.field);
   }
@@ -465,13 +467,16 @@ struct Ingestor::Impl {
     for (size_t p = 0; p < pats.size(); ++p) {
       WhenMemo& m = when_memo[p];
       size_t conditions = 0;
+      bool regex = false;
       for (uint32_t si : pats[p].first_of) {
         const Signature& sig = *sigs[si].sig;
         if (sig.suspect || sigs[si].part_pattern.size() > 1 || !sig.when) continue;
         ++conditions;
-        condition_fields(*sig.when, &m.fields);
+        condition_fields(*sig.when, &m.fields, &regex);
       }
-      m.on = conditions >= 4 && m.fields.size() <= 4;  // few conditions: evaluating is as cheap
+      // A few comparisons are as cheap to evaluate as a lookup; a regex is not
+      // (a throttle-reasons `matches` on every telemetry sample).
+      m.on = (conditions >= 4 || (conditions >= 1 && regex)) && m.fields.size() <= 4;
     }
   }
 
@@ -560,13 +565,16 @@ struct Ingestor::Impl {
     return d;
   }
 
-  // `line` is copied only when the event survives the baseline stage.
-  void emit_event(uint32_t si, FieldValues& fields, const EventTime& time, Transport transport,
-                  const std::string& host, bool host_known, int rank_hint, std::string_view file,
-                  uint64_t line_no, std::string_view line) {
+  // `line` and `fields` are copied only when an event is built (a storm's
+  // repeat folded into an open fold copies neither); `movable`, when set, is
+  // `fields` and may be moved from.
+  void emit_event(uint32_t si, const FieldValues& fields, FieldValues* movable,
+                  const EventTime& time, Transport transport, const std::string& host,
+                  bool host_known, int rank_hint, std::string_view file, uint64_t line_no,
+                  std::string_view line) {
     if (record) {  // a --threads worker: the replay builds the event
-      record->push_back(Op{Op::match, 0, si, std::move(fields), time, transport, host, host_known,
-                           rank_hint, line_no, std::string(line)});
+      record->push_back(Op{Op::match, 0, si, movable ? std::move(*movable) : fields, time,
+                           transport, host, host_known, rank_hint, line_no, std::string(line)});
       return;
     }
     const ingest::SigInfo& s = matcher.signatures()[si];
@@ -616,7 +624,10 @@ struct Ingestor::Impl {
       ev.bindings.emplace_back(l.binding, std::move(b.id));
     }
     ev.time = time;
-    ev.fields = std::move(fields);
+    if (movable)
+      ev.fields = std::move(*movable);
+    else
+      ev.fields = fields;
     ev.evidence.reserve(file.size() + 12);
     ev.evidence.append(file.empty() ? std::string_view("stdin") : file);
     ev.evidence += ':';
@@ -649,8 +660,8 @@ struct Ingestor::Impl {
       ++stats.rejected_by_when;
       return;
     }
-    emit_event(p.sig, p.caps, p.time, p.transport, p.host, p.host_known, p.rank_hint, p.file,
-               p.line_no, p.lines);
+    emit_event(p.sig, p.caps, &p.caps, p.time, p.transport, p.host, p.host_known, p.rank_hint,
+               p.file, p.line_no, p.lines);
   }
 
   void advance_pending(const LogRecord& rec) {
@@ -755,28 +766,34 @@ struct Ingestor::Impl {
     // repeats a few messages, so their outcome is looked up, not recomputed.
     const bool memo = line_memo_on && rec.msg.size() <= kMemoMsgBytes;
     if (memo) {
-      memo_line_key.assign(1, static_cast<char>(rec.transport));
-      memo_line_key.append(rec.msg);
-      auto it = line_memo.find(memo_line_key);
-      if (it != line_memo.end()) {
-        replay_outcome(it->second, rec);
-        return;
-      }
-      // Only a message seen before is stored: unique lines pay one hash.
-      const size_t h = std::hash<std::string>{}(memo_line_key);
+      // One hash of the message serves the seen-filter and the memo.
+      const uint64_t h = std::hash<std::string_view>{}(rec.msg) ^
+                         (static_cast<uint64_t>(rec.transport) * 0x9E3779B97F4A7C15ull);
       uint64_t& slot = memo_seen[h & (kMemoSeen - 1)];
-      const uint64_t tag = static_cast<uint64_t>(h) | 1;
-      if (slot == tag) {
-        outcome.clear();
-        recording = &outcome;
+      const uint64_t tag = h | 1;
+      if (slot != tag) {  // first sight (or its slot was taken): unique lines pay one hash
+        slot = tag;
         match_line(rec);
-        recording = nullptr;
-        if (line_memo.size() >= kLineMemoEntries) line_memo.clear();
-        line_memo.emplace(memo_line_key, std::move(outcome));
-        outcome = Outcome{};
         return;
       }
-      slot = tag;
+      auto it = line_memo.find(h);
+      if (it != line_memo.end()) {
+        const MemoEntry& e = it->second;
+        if (e.transport == rec.transport && e.msg == rec.msg) {
+          replay_outcome(e.outcome, rec);
+        } else {
+          match_line(rec);  // a 64-bit hash collision: not memoised
+        }
+        return;
+      }
+      outcome.clear();
+      recording = &outcome;
+      match_line(rec);
+      recording = nullptr;
+      if (line_memo.size() >= kLineMemoEntries) line_memo.clear();
+      line_memo.emplace(h, MemoEntry{rec.transport, std::string(rec.msg), std::move(outcome)});
+      outcome = Outcome{};
+      return;
     }
     match_line(rec);
   }
@@ -797,9 +814,13 @@ struct Ingestor::Impl {
   };
   static constexpr size_t kMemoMsgBytes = 512, kLineMemoEntries = 4096, kMemoSeen = 1 << 14;
   bool line_memo_on = true;
-  std::unordered_map<std::string, Outcome> line_memo;
+  struct MemoEntry {
+    Transport transport;
+    std::string msg;
+    Outcome outcome;
+  };
+  std::unordered_map<uint64_t, MemoEntry> line_memo;  // by the message's hash
   std::vector<uint64_t> memo_seen = std::vector<uint64_t>(kMemoSeen, 0);
-  std::string memo_line_key;
   Outcome outcome;
   Outcome* recording = nullptr;
 
@@ -811,9 +832,8 @@ struct Ingestor::Impl {
       if (a.pending) {
         start_pending(a.si, a.fields, rec);
       } else {
-        fields = a.fields;
-        emit_event(a.si, fields, rec.time, rec.transport, rec.host, rec.host_known, rec.rank_hint,
-                   rec.file, rec.line_no, rec.raw);
+        emit_event(a.si, a.fields, nullptr, rec.time, rec.transport, rec.host, rec.host_known,
+                   rec.rank_hint, rec.file, rec.line_no, rec.raw);
       }
     }
     finish_line(rec, o.matched, o.recognised, o.refused, o.suspect);
@@ -903,10 +923,10 @@ struct Ingestor::Impl {
           continue;
         }
         matched = true;
-        fields = tmp;  // emit_event consumes it; tmp serves the next signature
-        if (out) out->acts.push_back({si, false, fields});
-        emit_event(si, fields, rec.time, rec.transport, rec.host, rec.host_known, rec.rank_hint,
-                   rec.file, rec.line_no, rec.raw);
+        if (out) out->acts.push_back({si, false, tmp});
+        // tmp serves the next signature: emit_event copies it if it builds an event
+        emit_event(si, tmp, nullptr, rec.time, rec.transport, rec.host, rec.host_known,
+                   rec.rank_hint, rec.file, rec.line_no, rec.raw);
       }
     }
     if (out) {
