@@ -22,11 +22,12 @@
 namespace reflex::engine {
 namespace {
 
-constexpr size_t kScanLimit = 20000;     // candidate events looked at per (effect, rule)
-constexpr size_t kDeviceStrategy = 256;  // above this many in the window, probe by device
-constexpr size_t kMaxDevices = 4096;     // related_devices() results worth probing
-constexpr size_t kSmallProbe = 16;       // a window this large is probed if few devices relate
-constexpr size_t kProbeCost = 8;         // window events one related-device lookup is worth
+constexpr size_t kScanLimit = 20000;      // candidate events looked at per (effect, rule)
+constexpr size_t kDeviceStrategy = 256;   // above this many in the window, probe by device
+constexpr size_t kMaxDevices = 4096;      // related_devices() results worth probing
+constexpr size_t kSmallProbe = 16;        // a window this large is probed if few devices relate
+constexpr size_t kProbeCost = 8;          // window events one related-device lookup is worth
+constexpr uint8_t kSmallProbeMisses = 4;  // a rule's failed small probes before it stops trying
 constexpr size_t kMaxLatentDevices = 16;
 constexpr size_t kMaxStarts = 20000;
 constexpr size_t kMaxScoredRoots = 128;
@@ -347,6 +348,20 @@ class Reasoner {
   // Scratch of the device probe (accept() never re-enters candidates()).
   std::vector<Topology::DeviceId> topo_ids_;
   std::vector<uint32_t> probe_devs_, probe_found_;
+  // Small-window probes that found too many related devices, by rule index:
+  // the scan finds the same candidates, so a rule whose probes keep missing
+  // (e.g. same_job from a rank: the whole job relates) stops trying them.
+  std::vector<uint8_t> small_probe_misses_;
+  bool small_probe_worth(const Rule& r) const {
+    size_t i = static_cast<size_t>(&r - kb_.rules.data());
+    return i >= small_probe_misses_.size() || small_probe_misses_[i] < kSmallProbeMisses;
+  }
+  void small_probe_missed(const Rule& r) {
+    if (&r < kb_.rules.data() || &r >= kb_.rules.data() + kb_.rules.size()) return;
+    size_t i = static_cast<size_t>(&r - kb_.rules.data());
+    if (small_probe_misses_.size() <= i) small_probe_misses_.resize(kb_.rules.size(), 0);
+    ++small_probe_misses_[i];
+  }
   U32Map scan_hint_of_;  // cause name -> scan_hints_ slot
   std::vector<std::pair<size_t, size_t>> scan_hints_;
 };
@@ -556,9 +571,13 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
     // A large window is probed by device when the related devices are not
     // too many; a small one when they are few against it (a related-device
     // lookup costs about as much as checking eight events of the window).
-    bool probed = n > kDeviceStrategy ? device_probe(lower, upper, kMaxDevices)
-                  : n >= kSmallProbe  ? device_probe(lower, upper, n / kProbeCost)
-                                      : false;
+    bool probed = false;
+    if (n > kDeviceStrategy) {
+      probed = device_probe(lower, upper, kMaxDevices);
+    } else if (n >= kSmallProbe && small_probe_worth(r)) {
+      probed = device_probe(lower, upper, n / kProbeCost);
+      if (!probed) small_probe_missed(r);
+    }
     if (!probed) {
       for (auto it = en; it != b;) {
         --it;

@@ -216,7 +216,7 @@ void Topology::Impl::related_ids(Relation rel, int32_t ib, bool x_is_lhs, Device
   const bool small = cand.size() <= 32;
   std::unordered_set<int32_t> seen;
   for (int32_t x : cand) {
-    if (x == kNone || devs[size_t(x)].kind != kind) continue;
+    if (x == kNone || links[size_t(x)].kind != kind) continue;
     if (small ? std::find(out->begin(), out->end(), x) != out->end() : !seen.insert(x).second)
       continue;
     bool ok = x_is_lhs ? rel_known(rel, x, ib) : rel_known(rel, ib, x);
@@ -233,7 +233,7 @@ void Topology::Impl::related_ids(Relation rel, int32_t ib, bool x_is_lhs, Device
 
 bool Topology::related(Relation rel, DeviceId a, DeviceId b) const {
   if (rel == Relation::any) return true;
-  const size_t n = impl_->devs.size();
+  const size_t n = impl_->links.size();
   if (a < 0 || b < 0 || size_t(a) >= n || size_t(b) >= n) return false;
   return impl_->rel_known(rel, a, b);
 }

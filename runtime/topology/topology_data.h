@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -311,12 +312,24 @@ struct TopoData {
     }
   }
 
+  // relation_allows() as one load: [relation][a's kind] -> a bit per b's kind.
+  static constexpr auto kAllowedKinds = [] {
+    std::array<std::array<uint16_t, kDeviceKinds.size()>, kRelations.size()> t{};
+    for (const RelationInfo& r : kRelations)
+      for (const DeviceKindInfo& a : kDeviceKinds)
+        for (const DeviceKindInfo& b : kDeviceKinds)
+          if (relation_allows(r.rel, a.kind, b.kind))
+            t[size_t(r.rel)][size_t(a.kind)] |= uint16_t(1u << size_t(b.kind));
+    return t;
+  }();
+  static_assert(kDeviceKinds.size() <= 16, "a uint16_t bit per kind");
+
   // Which kinds each relation relates is the model's table; what remains here
   // is whether these two devices are connected that way.
   bool rel_known(Relation rel, int32_t ia, int32_t ib) const {
     const Links& a = links[size_t(ia)];
     const Links& b = links[size_t(ib)];
-    if (!relation_allows(rel, a.kind, b.kind)) return false;
+    if (!((kAllowedKinds[size_t(rel)][size_t(a.kind)] >> size_t(b.kind)) & 1u)) return false;
     switch (rel) {
       case Relation::same:
         return ia == ib;
