@@ -16,7 +16,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "deploy"))
-from harness import Redis, free_port, http_get, metric, spawn, tempdir, wait_for  # noqa
+from harness import cpu_s, rss_mib, Redis, free_port, http_get, metric, spawn, tempdir, wait_for  # noqa
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--reflex", required=True)
@@ -30,21 +30,6 @@ TOPO = os.path.join(BUNDLE, "topology.json")
 tmp = tempdir()
 samples = open(os.path.join(BUNDLE, "hosts", "node-0017", "kern.log")).read().splitlines()
 msgs = [s.split("kernel: ", 1)[1] for s in samples]
-HZ = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_s(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return (int(parts[11]) + int(parts[12])) / HZ
-
-
-def rss_mib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for ln in f:
-            if ln.startswith("VmRSS:"):
-                return int(ln.split()[1]) / 1024.0
-    return 0.0
 
 
 redis = Redis(tmp, fsync=a.fsync).start()

@@ -37,7 +37,7 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "deploy"))
-from harness import (Alertmanager, Redis, dump_logs_on_failure, free_port, http_get, metric,  # noqa
+from harness import (cpu_s, rss_mib, Alertmanager, Redis, dump_logs_on_failure, free_port, http_get, metric,  # noqa
                      spawn, tempdir, wait_for)
 
 ap = argparse.ArgumentParser()
@@ -60,7 +60,6 @@ ap.add_argument("--settle", default="2s")
 ap.add_argument("--work", help="keep the generated bundle and its events here (reused)")
 a = ap.parse_args()
 SETTLE_S = float(a.settle.rstrip("s"))
-HZ = os.sysconf("SC_CLK_TCK")
 tmp = tempdir()
 dump_logs_on_failure(tmp)
 work = a.work or os.path.join(tmp, "work")
@@ -77,20 +76,6 @@ def say(s):
 
 def load():
     return " ".join(open("/proc/loadavg").read().split()[:3])
-
-
-def cpu_s(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return (int(parts[11]) + int(parts[12])) / HZ
-
-
-def rss_mib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for ln in f:
-            if ln.startswith("VmRSS:"):
-                return int(ln.split()[1]) / 1024.0
-    return 0.0
 
 
 # ---- the feed ----

@@ -361,3 +361,19 @@ def dump_logs_on_failure(tmp, lines=30):
                     print("".join(f.readlines()[-lines:]))
         sys.__excepthook__(kind, value, tb)
     sys.excepthook = hook
+
+
+# A process's CPU seconds (user + system) and resident memory, for the
+# deployment benchmarks.
+def cpu_s(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for ln in f:
+            if ln.startswith("VmRSS:"):
+                return int(ln.split()[1]) / 1024.0
+    return 0.0
