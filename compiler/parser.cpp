@@ -3,24 +3,46 @@
 #include "parser.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
+#include <vector>
 
 #include "front_end.h"
 
 namespace reflex::compiler {
 namespace {
 
+// What too_deep() needs to know of a token type, looked up once per
+// vocabulary: a std::string per token from getLiteralName() cost ~10% of a parse.
+enum class Nest : unsigned char { none, open, close, not_kw };
+
+const std::vector<Nest>& nest_kinds(const antlr4::dfa::Vocabulary& voc) {
+  static const std::vector<Nest> kinds = [&voc] {
+    std::vector<Nest> k(voc.getMaxTokenType() + 1, Nest::none);
+    for (size_t type = 0; type < k.size(); ++type) {
+      const std::string lit = voc.getLiteralName(type);
+      if (lit == "'('" || lit == "'{'") k[type] = Nest::open;
+      if (lit == "')'" || lit == "'}'") k[type] = Nest::close;
+      if (lit == "'not'") k[type] = Nest::not_kw;
+    }
+    return k;
+  }();
+  return kinds;
+}
+
 // Nesting depth over tokens (brackets, chained `not`, parentheses inside
 // regexes). Returns the token where the limit is passed, or nullptr.
 const antlr4::Token* too_deep(const std::vector<antlr4::Token*>& tokens, int limit,
                               const antlr4::dfa::Vocabulary& voc) {
+  const std::vector<Nest>& kinds = nest_kinds(voc);
   int depth = 0;
   int nots = 0;
   for (const auto* t : tokens) {
-    const std::string lit = voc.getLiteralName(t->getType());
-    if (lit == "'('" || lit == "'{'") ++depth;
-    if (lit == "')'" || lit == "'}'") depth = std::max(0, depth - 1);
-    nots = lit == "'not'" ? nots + 1 : 0;
+    const size_t type = t->getType();
+    const Nest kind = type < kinds.size() ? kinds[type] : Nest::none;  // EOF is -1
+    if (kind == Nest::open) ++depth;
+    if (kind == Nest::close) depth = std::max(0, depth - 1);
+    nots = kind == Nest::not_kw ? nots + 1 : 0;
     if (depth + nots > limit) return t;
     if (t->getType() == ReflexParser::REGEX) {
       int d = 0;
@@ -176,15 +198,33 @@ bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& optio
 
     report_lex_errors(file.path, all, diags, options);
 
+    // Two stages, as ANTLR advises: SLL prediction with a bail-out strategy
+    // is correct whenever it succeeds (the same tree as full LL) and much
+    // cheaper; only on a failure (a syntax error, or input that needs full
+    // context) is the file parsed again with full LL and the error listener,
+    // so syntax errors and their wording are those of a single LL parse.
     ReflexParser parser(&tokens);
     parser.removeErrorListeners();
-    CollectingListener listener(file.path, diags, options.max_errors_per_file);
-    parser.addErrorListener(&listener);
+    auto* sim = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
+    sim->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+    parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
     ReflexParser::FileContext* tree = nullptr;
+    CollectingListener listener(file.path, diags, options.max_errors_per_file);
     try {
       tree = parser.file();
-    } catch (const TooManyErrors&) {
-      return false;
+    } catch (const antlr4::ParseCancellationException&) {
+      tree = nullptr;
+    }
+    if (tree == nullptr) {
+      parser.reset();  // rewinds the token stream, frees the first tree
+      sim->setPredictionMode(antlr4::atn::PredictionMode::LL);
+      parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
+      parser.addErrorListener(&listener);
+      try {
+        tree = parser.file();
+      } catch (const TooManyErrors&) {
+        return false;
+      }
     }
     build_decls(file, tree, all, listener.error_tokens);
     file.parsed = true;
