@@ -53,8 +53,7 @@ ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds with -
 ap.add_argument("--no-latency", action="store_true")
 ap.add_argument("--backlog", action="store_true",
                 help="capacity: append every record first, then time the diagnosers draining it "
-                "(the feeder's own speed out of the figure); the rate is until every event is fed "
-                "(reflex_watch_events_total), the diagnoses' time is printed beside it")
+                "(the feeder's own speed out of the figure)")
 ap.add_argument("--perf", action="store_true", help="perf record the first diagnoser")
 ap.add_argument("--perf-call-graph", default="dwarf,16384",
                 help="perf record --call-graph (fp is cheaper but the build keeps no frame pointers)")
@@ -231,25 +230,12 @@ def capacity(n, binary, tag):
         xadd_all(conn, records)
         t_added = time.time() - t0
     if a.perf:
-        perf = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "--call-graph", a.perf_call_graph, "-o", os.path.join(tmp, tag + ".perf"),
+        perf = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "--call-graph",
+                                 a.perf_call_graph, "-o", os.path.join(tmp, tag + ".perf"),
                                  "-p", str(procs[0][0].pid)], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
     want = a.jobs
-    t_fed = None
-    if a.backlog:  # every record decoded and fed to its engine: the intake's own rate
-        wait_for(lambda: sum(metric(http_get("http://127.0.0.1:%d/metrics" % port),
-                                    "reflex_watch_events_total") for _, port in procs)
-                 >= len(records), 1800, "every event fed", step=0.05)
-        t_fed = time.time() - t0
-        # The rate is the intake's; the diagnoses are waited for a bounded time (a
-        # shard whose incident keeps growing, e.g. --jobs 1 --noise N, may answer late).
-        for _ in range(120):
-            if published_incidents() >= want:
-                break
-            time.sleep(0.5)
-    else:
-        wait_for(lambda: published_incidents() >= want, 1800, "%d jobs diagnosed" % want,
-                 step=0.5)
+    wait_for(lambda: published_incidents() >= want, 1800, "%d jobs diagnosed" % want, step=0.5)
     t_done = time.time() - t0
     if a.perf:
         perf.send_signal(2)
@@ -275,12 +261,6 @@ def capacity(n, binary, tag):
                  (tag, n, len(records), a.jobs, t_done, t_added, rate, SETTLE_S, rate / rb_xadd,
                   rate / raw_xadd, rate / raw_xread, [int(x) for x in owned],
                   ["%.0f" % r for r in rss], open("/proc/loadavg").read().split()[:3]))
-    if t_fed is not None:
-        fed_rate = len(records) / max(t_fed, 1e-3)
-        lines.append("%s: every event fed in %.2f s: %.0f events/s = %.3fx redis-benchmark XADD; "
-                     "%d of %d jobs diagnosed" % (tag, t_fed, fed_rate, fed_rate / rb_xadd,
-                                                  published_incidents(), want))
-        return fed_rate, rss
     stop(procs)
     conn.call("FLUSHALL")
     conn.close()
