@@ -55,6 +55,8 @@ ap.add_argument("--backlog", action="store_true",
                 help="capacity: append every record first, then time the diagnosers draining it "
                 "(the feeder's own speed out of the figure)")
 ap.add_argument("--perf", action="store_true", help="perf record the first diagnoser")
+ap.add_argument("--perf-call-graph", default="dwarf,16384",
+                help="perf record --call-graph (fp is cheaper but the build keeps no frame pointers)")
 a = ap.parse_args()
 BUNDLE = os.path.join(ROOT, "examples", "incident-pcie")
 tmp = tempdir()
@@ -228,7 +230,8 @@ def capacity(n, binary, tag):
         xadd_all(conn, records)
         t_added = time.time() - t0
     if a.perf:
-        perf = subprocess.Popen(["perf", "record", "-g", "-o", os.path.join(tmp, tag + ".perf"),
+        perf = subprocess.Popen(["perf", "record", "-e", "cpu-clock", "--call-graph",
+                                 a.perf_call_graph, "-o", os.path.join(tmp, tag + ".perf"),
                                  "-p", str(procs[0][0].pid)], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
     want = a.jobs
@@ -242,6 +245,12 @@ def capacity(n, binary, tag):
                              capture_output=True, text=True, timeout=600)
         lines.append("perf, %s:\n%s" % (tag, "\n".join(
             x for x in rep.stdout.splitlines() if x.strip() and not x.startswith("#"))[:4000]))
+        # Inclusive (callers') shares: where the self time above is spent from.
+        rep = subprocess.run(["perf", "report", "--children", "--percent-limit", "4", "--stdio",
+                              "-g", "none", "-i", os.path.join(tmp, tag + ".perf")],
+                             capture_output=True, text=True, timeout=600)
+        lines.append("perf inclusive, %s:\n%s" % (tag, "\n".join(
+            x[:160] for x in rep.stdout.splitlines() if x.strip() and not x.startswith("#"))[:6000]))
     rss = [rss_mib(p.pid) for p, _ in procs]
     owned = [metric(http_get("http://127.0.0.1:%d/metrics" % port),
                     "reflex_watch_shards_owned") for _, port in procs]

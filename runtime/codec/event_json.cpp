@@ -1,6 +1,8 @@
 // The event codec (reflex/event_json.h).
 #include "reflex/event_json.h"
 
+#include <charconv>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "reflex/topology.h"
@@ -57,6 +59,331 @@ json pairs_array(const std::vector<std::pair<std::string, std::string>>& v) {
   json a = json::array();
   for (auto& [k, x] : v) a.push_back(json::array({k, x}));
   return a;
+}
+
+// ---- The record's fast path ----
+// A diagnoser decodes every stream entry (the agents write records); building
+// nlohmann's DOM (a std::map per object, a node per value) was a quarter of
+// its CPU. This reader takes the record as event_to_record_json writes it --
+// known keys once each, strings that are ASCII, pairs of strings, integer
+// times -- straight into the Event. Anything else (another key, a duplicate,
+// a number where text belongs, a non-ASCII byte, a \u escape past the BMP's
+// plain range, trailing text) returns false and the DOM path above decides,
+// so what is accepted, rejected and said stays the DOM path's.
+class RecordReader {
+ public:
+  explicit RecordReader(std::string_view t) : p_(t.data()), end_(t.data() + t.size()) {}
+
+  bool ws() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
+    return p_ < end_;
+  }
+  bool eat(char c) {
+    if (!ws() || *p_ != c) return false;
+    ++p_;
+    return true;
+  }
+  bool peek(char c) { return ws() && *p_ == c; }
+  bool at_end() {
+    ws();
+    return p_ == end_;
+  }
+  bool literal(const char* word) {
+    size_t n = std::strlen(word);
+    if (!ws() || static_cast<size_t>(end_ - p_) < n || std::memcmp(p_, word, n) != 0) return false;
+    p_ += n;
+    return true;
+  }
+  // A JSON string of ASCII text into *out.
+  bool string(std::string* out) {
+    if (!eat('"')) return false;
+    out->clear();
+    for (;;) {
+      const char* run = p_;
+      while (p_ < end_ && *p_ != '"' && *p_ != '\\' && static_cast<unsigned char>(*p_) >= 0x20 &&
+             static_cast<unsigned char>(*p_) < 0x80)
+        ++p_;
+      out->append(run, p_);
+      if (p_ >= end_) return false;
+      if (*p_ == '"') {
+        ++p_;
+        return true;
+      }
+      if (*p_ != '\\') return false;  // a control character or a non-ASCII byte
+      if (++p_ >= end_) return false;
+      switch (*p_++) {
+        case '"':
+          out->push_back('"');
+          break;
+        case '\\':
+          out->push_back('\\');
+          break;
+        case '/':
+          out->push_back('/');
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
+        case 'u': {
+          if (end_ - p_ < 4) return false;
+          unsigned cp = 0;
+          auto [q, ec] = std::from_chars(p_, p_ + 4, cp, 16);
+          if (ec != std::errc() || q != p_ + 4) return false;
+          p_ += 4;
+          if (cp >= 0xD800 && cp <= 0xDFFF) return false;  // surrogates: the DOM path
+          if (cp < 0x80) {
+            out->push_back(static_cast<char>(cp));
+          } else if (cp < 0x800) {
+            out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+            out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+          } else {
+            out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+            out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+            out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+          }
+          break;
+        }
+        default:
+          return false;
+      }
+    }
+  }
+  // A JSON number's text (its grammar checked), and whether it is an integer.
+  bool number(std::string_view* text, bool* integer) {
+    if (!ws()) return false;
+    const char* b = p_;
+    if (p_ < end_ && *p_ == '-') ++p_;
+    if (p_ >= end_ || *p_ < '0' || *p_ > '9') return false;
+    if (*p_ == '0') {
+      ++p_;
+    } else {
+      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    }
+    *integer = true;
+    if (p_ < end_ && *p_ == '.') {
+      *integer = false;
+      ++p_;
+      if (p_ >= end_ || *p_ < '0' || *p_ > '9') return false;
+      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    }
+    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+      *integer = false;
+      ++p_;
+      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+      if (p_ >= end_ || *p_ < '0' || *p_ > '9') return false;
+      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
+    }
+    *text = std::string_view(b, static_cast<size_t>(p_ - b));
+    return true;
+  }
+  // An integer that nlohmann would also keep as one (int64 if signed, uint64
+  // if not); false for anything else.
+  bool integer(int64_t* s, uint64_t* u, bool* negative) {
+    std::string_view t;
+    bool is_int = false;
+    if (!number(&t, &is_int) || !is_int) return false;
+    *negative = t[0] == '-';
+    if (*negative) {
+      auto [q, ec] = std::from_chars(t.data(), t.data() + t.size(), *s);
+      return ec == std::errc() && q == t.data() + t.size();
+    }
+    auto [q, ec] = std::from_chars(t.data(), t.data() + t.size(), *u);
+    return ec == std::errc() && q == t.data() + t.size();
+  }
+  // [["k", "v"], ...] into *out.
+  bool pairs(std::vector<std::pair<std::string, std::string>>* out) {
+    if (!eat('[')) return false;
+    if (eat(']')) return true;
+    for (;;) {
+      std::string k, v;
+      if (!eat('[') || !string(&k) || !eat(',') || !string(&v) || !eat(']')) return false;
+      out->emplace_back(std::move(k), std::move(v));
+      if (eat(']')) return true;
+      if (!eat(',')) return false;
+    }
+  }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+// The record (or a line in the same shape) without a DOM; false = not this
+// shape, the DOM path decides. The post-processing mirrors parse_event_json's.
+bool parse_record_fast(std::string_view text, const KnowledgeBase* kb, const Topology* topo,
+                       Event* out) {
+  enum Key : unsigned {
+    kEvent,
+    kName,
+    kDevice,
+    kHost,
+    kEvidence,
+    kLine,
+    kKind,
+    kTs,
+    kMono,
+    kTransport,
+    kSource,
+    kClock,
+    kFields,
+    kBindings,
+    kCount,
+    kFirst,
+    kLast,
+    kPlaceholder,
+    kSeq,
+    kKeys
+  };
+  static constexpr std::string_view names[kKeys] = {
+      "event", "name",  "device",    "host",        "evidence", "line",   "kind",
+      "ts",    "mono",  "transport", "source",      "clock",    "fields", "bindings",
+      "count", "first", "last",      "placeholder", "seq"};
+  RecordReader r(text);
+  Event e;
+  std::string ename, name, kind, transport, source, key;
+  bool has_kind = false;
+  std::optional<std::string> ts_text;
+  uint32_t seen = 0;
+  if (!r.eat('{')) return false;
+  if (!r.eat('}')) {
+    for (;;) {
+      if (!r.string(&key)) return false;
+      unsigned k = 0;
+      while (k < kKeys && names[k] != key) ++k;
+      if (k == kKeys || (seen & (1u << k))) return false;
+      seen |= 1u << k;
+      if (!r.eat(':')) return false;
+      std::string* text_slot = nullptr;
+      switch (k) {
+        case kEvent:
+          text_slot = &ename;
+          break;
+        case kName:
+          text_slot = &name;
+          break;
+        case kDevice:
+          text_slot = &e.device;
+          break;
+        case kHost:
+          text_slot = &e.host;
+          break;
+        case kEvidence:
+          text_slot = &e.evidence;
+          break;
+        case kLine:
+          text_slot = &e.line;
+          break;
+        case kTransport:
+          text_slot = &transport;
+          break;
+        case kSource:
+          text_slot = &source;
+          break;
+        case kClock:
+          text_slot = &e.time.clock;
+          break;
+        default:
+          break;
+      }
+      int64_t sv = 0;
+      uint64_t uv = 0;
+      bool neg = false;
+      if (text_slot) {
+        if (r.literal("null"))
+          text_slot->clear();
+        else if (!r.string(text_slot))
+          return false;
+      } else if (k == kKind) {
+        if (r.literal("null")) {
+        } else if (r.string(&kind)) {
+          has_kind = true;
+        } else {
+          return false;
+        }
+      } else if (k == kTs || k == kFirst || k == kLast) {
+        std::optional<TimeUs>* slot = k == kTs ? &e.time.wall : k == kFirst ? &e.first : &e.last;
+        if (r.literal("null")) {
+        } else if (r.peek('"')) {
+          std::string t;
+          if (!r.string(&t)) return false;
+          *slot = parse_rfc3339(t);
+          if (!*slot && k == kTs) return false;  // the DOM path names the bad time
+        } else if (r.integer(&sv, &uv, &neg)) {
+          if (!neg && uv > static_cast<uint64_t>(INT64_MAX)) return false;
+          *slot = neg ? sv : static_cast<int64_t>(uv);
+        } else {
+          return false;
+        }
+      } else if (k == kMono) {
+        if (r.literal("null")) {
+        } else {
+          // An integer is converted as nlohmann holds it (so "-0" is 0, not
+          // -0.0); a fraction is read correctly rounded, as strtod does.
+          RecordReader probe = r;
+          if (probe.integer(&sv, &uv, &neg)) {
+            r = probe;
+            e.time.mono = neg ? static_cast<double>(sv) : static_cast<double>(uv);
+          } else {
+            std::string_view t;
+            bool is_int = false;
+            if (!r.number(&t, &is_int) || is_int) return false;
+            double d = 0;
+            auto [q, ec] = std::from_chars(t.data(), t.data() + t.size(), d);
+            if (ec != std::errc() || q != t.data() + t.size()) return false;
+            e.time.mono = d;
+          }
+        }
+      } else if (k == kFields || k == kBindings) {
+        if (!r.pairs(k == kFields ? &e.fields : &e.bindings)) return false;
+      } else if (k == kCount || k == kSeq) {
+        if (!r.integer(&sv, &uv, &neg)) return false;
+        if (!neg && k == kCount) e.count = uv;
+        if (!neg && k == kSeq) e.seq = uv;
+      } else if (k == kPlaceholder) {
+        if (r.literal("true"))
+          e.placeholder_device = true;
+        else if (r.literal("false"))
+          e.placeholder_device = false;
+        else
+          return false;
+      }
+      if (r.eat('}')) break;
+      if (!r.eat(',')) return false;
+    }
+  }
+  if (!r.at_end()) return false;
+  e.name = !ename.empty() ? std::move(ename) : std::move(name);
+  if (e.name.empty() || e.device.empty()) return false;  // the DOM path says which
+  const Signature* sig = kb ? kb->find_signature(e.name) : nullptr;
+  if (has_kind) {
+    if (auto dk = device_kind_from_string(kind)) e.kind = *dk;
+  } else if (sig) {
+    e.kind = sig->kind;
+  } else if (auto info = topo ? topo->device(e.device) : std::nullopt) {
+    e.kind = info->kind;
+  }
+  if (transport.empty()) transport = std::move(source);
+  if (auto t = transport_from_string(transport)) {
+    e.transport = *t;
+  } else if (sig && sig->sources == kTransportKernel) {
+    e.transport = kTransportKernel;
+  }
+  if (kb && e.time.clock.empty() && !e.host.empty())
+    e.time.clock = e.host + (e.transport == kTransportKernel ? "/kernel" : "/app");
+  *out = std::move(e);
+  return true;
 }
 
 }  // namespace
@@ -132,6 +459,7 @@ std::optional<Event> parse_event_json(std::string_view text, std::string* error,
     if (error) *error = m;
     return std::nullopt;
   };
+  if (Event fast; parse_record_fast(text, kb, topo, &fast)) return fast;
   json j = json::parse(text.begin(), text.end(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return fail("not a JSON object");
   Event e;

@@ -43,13 +43,76 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxPayload = 1 << 20;  // larger stream entries are skipped (counted)
 constexpr size_t kSeenIds = 2000000;     // redelivery memory per shard
 
+// The ids of the events a shard was fed, the last kSeenIds of them, so a
+// redelivery is dropped. The agents' ids are 32 lowercase hex digits (a
+// SHA-256 prefix): held as 128 bits, hashed as they are, with no string
+// allocated or hashed per event; any other id is held as its text.
+class SeenIds {
+ public:
+  bool contains(const std::string& id) const {
+    Bits b;
+    return parse(id, &b) ? bits_.count(b) != 0 : text_.count(id) != 0;
+  }
+  void insert(const std::string& id) {
+    Bits b;
+    if (parse(id, &b)) {
+      if (!bits_.insert(b).second) return;
+      order_.push_back({b, nullptr});
+    } else {
+      auto [it, fresh] = text_.insert(id);
+      if (!fresh) return;
+      order_.push_back({{}, &*it});  // set nodes do not move
+    }
+    if (order_.size() > kSeenIds) {
+      const Held& old = order_.front();
+      if (old.text)
+        text_.erase(*old.text);
+      else
+        bits_.erase(old.bits);
+      order_.pop_front();
+    }
+  }
+
+ private:
+  struct Bits {
+    uint64_t hi = 0, lo = 0;
+    bool operator==(const Bits&) const = default;
+  };
+  struct BitsHash {
+    size_t operator()(const Bits& b) const { return b.hi ^ (b.lo * 0x9E3779B97F4A7C15ull); }
+  };
+  struct Held {
+    Bits bits;
+    const std::string* text;
+  };
+  static bool parse(const std::string& id, Bits* out) {
+    if (id.size() != 32) return false;
+    uint64_t v[2] = {0, 0};
+    for (size_t i = 0; i < 32; ++i) {
+      char c = id[i];
+      unsigned d;
+      if (c >= '0' && c <= '9')
+        d = static_cast<unsigned>(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        d = static_cast<unsigned>(c - 'a' + 10);
+      else
+        return false;  // uppercase too: a different id as text
+      v[i / 16] = v[i / 16] << 4 | d;
+    }
+    *out = {v[0], v[1]};
+    return true;
+  }
+  std::unordered_set<Bits, BitsHash> bits_;
+  std::unordered_set<std::string> text_;
+  std::deque<Held> order_;
+};
+
 struct Shard {
   std::string name;
   std::unique_ptr<Engine> eng;
   std::string cursor = "0";
   std::string cluster_cursor = "0";  // the cluster shard, read by every shard (below)
-  std::unordered_set<std::string> seen;
-  std::deque<std::string> seen_order;
+  SeenIds seen;
   Clock::time_point last_renew{};
   std::optional<Clock::time_point> last_trim;      // retention (--retention)
   std::optional<Clock::time_point> waiting_since;  // oldest event not yet answered
@@ -376,6 +439,8 @@ class RedisDiagnoser {
       }
       drain_out(s);
     }
+    if (fed_) metrics_.add("reflex_watch_events_total", static_cast<double>(fed_));
+    fed_ = 0;
     return busy;
   }
 
@@ -412,7 +477,7 @@ class RedisDiagnoser {
                       std::to_string(en.payload.size()) + " bytes)");
       return;
     }
-    if (s.seen.count(en.id)) {
+    if (s.seen.contains(en.id)) {
       metrics_.add("reflex_watch_duplicate_events_total");
       return;
     }
@@ -426,13 +491,8 @@ class RedisDiagnoser {
       return;
     }
     s.seen.insert(en.id);
-    s.seen_order.push_back(en.id);
-    if (s.seen_order.size() > kSeenIds) {
-      s.seen.erase(s.seen_order.front());
-      s.seen_order.pop_front();
-    }
     if (!s.waiting_since) s.waiting_since = Clock::now();
-    metrics_.add("reflex_watch_events_total");
+    ++fed_;  // counted once per read (read_shards), not a metrics lookup per event
     s.eng->feed_event(std::move(*ev));
   }
 
@@ -467,6 +527,7 @@ class RedisDiagnoser {
   }
 
   const Config cfg_;
+  uint64_t fed_ = 0;  // events fed since read_shards last counted them
   bus::EventBus& bus_;
   Metrics& metrics_;
   AlertSink& alerts_;
