@@ -220,162 +220,174 @@ class RecordReader {
   const char* end_;
 };
 
-// The record (or a line in the same shape) without a DOM; false = not this
-// shape, the DOM path decides. The post-processing mirrors parse_event_json's.
-bool parse_record_fast(std::string_view text, const KnowledgeBase* kb, const Topology* topo,
-                       Event* out) {
-  enum Key : unsigned {
-    kEvent,
-    kName,
-    kDevice,
-    kHost,
-    kEvidence,
-    kLine,
-    kKind,
-    kTs,
-    kMono,
-    kTransport,
-    kSource,
-    kClock,
-    kFields,
-    kBindings,
-    kCount,
-    kFirst,
-    kLast,
-    kPlaceholder,
-    kSeq,
-    kKeys
-  };
-  static constexpr std::string_view names[kKeys] = {
-      "event", "name",  "device",    "host",        "evidence", "line",   "kind",
-      "ts",    "mono",  "transport", "source",      "clock",    "fields", "bindings",
-      "count", "first", "last",      "placeholder", "seq"};
-  RecordReader r(text);
+// The keys a record may hold, each at most once.
+enum RecordKey : unsigned {
+  kEvent,
+  kName,
+  kDevice,
+  kHost,
+  kEvidence,
+  kLine,
+  kKind,
+  kTs,
+  kMono,
+  kTransport,
+  kSource,
+  kClock,
+  kFields,
+  kBindings,
+  kCount,
+  kFirst,
+  kLast,
+  kPlaceholder,
+  kSeq,
+  kKeys
+};
+constexpr std::string_view kRecordKeys[kKeys] = {
+    "event", "name",  "device",    "host",        "evidence", "line",   "kind",
+    "ts",    "mono",  "transport", "source",      "clock",    "fields", "bindings",
+    "count", "first", "last",      "placeholder", "seq"};
+
+// What a record's keys were read into, before parse_event_json's
+// post-processing.
+struct RecordParts {
   Event e;
-  std::string ename, name, kind, transport, source, key;
+  std::string ename, name, kind, transport, source;
   bool has_kind = false;
-  std::optional<std::string> ts_text;
-  uint32_t seen = 0;
-  if (!r.eat('{')) return false;
-  if (!r.eat('}')) {
-    for (;;) {
-      if (!r.string(&key)) return false;
-      unsigned k = 0;
-      while (k < kKeys && names[k] != key) ++k;
-      if (k == kKeys || (seen & (1u << k))) return false;
-      seen |= 1u << k;
-      if (!r.eat(':')) return false;
-      std::string* text_slot = nullptr;
-      switch (k) {
-        case kEvent:
-          text_slot = &ename;
-          break;
-        case kName:
-          text_slot = &name;
-          break;
-        case kDevice:
-          text_slot = &e.device;
-          break;
-        case kHost:
-          text_slot = &e.host;
-          break;
-        case kEvidence:
-          text_slot = &e.evidence;
-          break;
-        case kLine:
-          text_slot = &e.line;
-          break;
-        case kTransport:
-          text_slot = &transport;
-          break;
-        case kSource:
-          text_slot = &source;
-          break;
-        case kClock:
-          text_slot = &e.time.clock;
-          break;
-        default:
-          break;
-      }
-      int64_t sv = 0;
-      uint64_t uv = 0;
-      bool neg = false;
-      if (text_slot) {
-        if (r.literal("null"))
-          text_slot->clear();
-        else if (!r.string(text_slot))
-          return false;
-      } else if (k == kKind) {
-        if (r.literal("null")) {
-        } else if (r.string(&kind)) {
-          has_kind = true;
-        } else {
-          return false;
-        }
-      } else if (k == kTs || k == kFirst || k == kLast) {
-        std::optional<TimeUs>* slot = k == kTs ? &e.time.wall : k == kFirst ? &e.first : &e.last;
-        if (r.literal("null")) {
-        } else if (r.peek('"')) {
-          std::string t;
-          if (!r.string(&t)) return false;
-          *slot = parse_rfc3339(t);
-          if (!*slot && k == kTs) return false;  // the DOM path names the bad time
-        } else if (r.integer(&sv, &uv, &neg)) {
-          if (!neg && uv > static_cast<uint64_t>(INT64_MAX)) return false;
-          *slot = neg ? sv : static_cast<int64_t>(uv);
-        } else {
-          return false;
-        }
-      } else if (k == kMono) {
-        if (r.literal("null")) {
-        } else {
-          // An integer is converted as nlohmann holds it (so "-0" is 0, not
-          // -0.0); a fraction is read correctly rounded, as strtod does.
-          RecordReader probe = r;
-          if (probe.integer(&sv, &uv, &neg)) {
-            r = probe;
-            e.time.mono = neg ? static_cast<double>(sv) : static_cast<double>(uv);
-          } else {
-            std::string_view t;
-            bool is_int = false;
-            if (!r.number(&t, &is_int) || is_int) return false;
-            double d = 0;
-            auto [q, ec] = std::from_chars(t.data(), t.data() + t.size(), d);
-            if (ec != std::errc() || q != t.data() + t.size()) return false;
-            e.time.mono = d;
-          }
-        }
-      } else if (k == kFields || k == kBindings) {
-        if (!r.pairs(k == kFields ? &e.fields : &e.bindings)) return false;
-      } else if (k == kCount || k == kSeq) {
-        if (!r.integer(&sv, &uv, &neg)) return false;
-        if (!neg && k == kCount) e.count = uv;
-        if (!neg && k == kSeq) e.seq = uv;
-      } else if (k == kPlaceholder) {
-        if (r.literal("true"))
-          e.placeholder_device = true;
-        else if (r.literal("false"))
-          e.placeholder_device = false;
-        else
-          return false;
-      }
-      if (r.eat('}')) break;
-      if (!r.eat(',')) return false;
-    }
+};
+
+// The string slot of key k (nullptr: not a plain string key).
+std::string* text_slot(RecordParts* p, unsigned k) {
+  switch (k) {
+    case kEvent:
+      return &p->ename;
+    case kName:
+      return &p->name;
+    case kDevice:
+      return &p->e.device;
+    case kHost:
+      return &p->e.host;
+    case kEvidence:
+      return &p->e.evidence;
+    case kLine:
+      return &p->e.line;
+    case kTransport:
+      return &p->transport;
+    case kSource:
+      return &p->source;
+    case kClock:
+      return &p->e.time.clock;
+    default:
+      return nullptr;
   }
-  if (!r.at_end()) return false;
-  e.name = !ename.empty() ? std::move(ename) : std::move(name);
+}
+
+// ts / first / last: null, an RFC 3339 string or integer microseconds. A bad
+// `ts` string is the DOM path's to name (false).
+bool read_time(RecordReader& r, bool is_ts, std::optional<TimeUs>* slot) {
+  int64_t sv = 0;
+  uint64_t uv = 0;
+  bool neg = false;
+  if (r.literal("null")) return true;
+  if (r.peek('"')) {
+    std::string t;
+    if (!r.string(&t)) return false;
+    *slot = parse_rfc3339(t);
+    return *slot || !is_ts;
+  }
+  if (!r.integer(&sv, &uv, &neg)) return false;
+  if (!neg && uv > static_cast<uint64_t>(INT64_MAX)) return false;
+  *slot = neg ? sv : static_cast<int64_t>(uv);
+  return true;
+}
+
+// mono: an integer is converted as nlohmann holds it (so "-0" is 0, not
+// -0.0); a fraction is read correctly rounded, as strtod does.
+template <class Mono>
+bool read_mono(RecordReader& r, Mono* mono) {
+  if (r.literal("null")) return true;
+  int64_t sv = 0;
+  uint64_t uv = 0;
+  bool neg = false;
+  RecordReader probe = r;
+  if (probe.integer(&sv, &uv, &neg)) {
+    r = probe;
+    *mono = neg ? static_cast<double>(sv) : static_cast<double>(uv);
+    return true;
+  }
+  std::string_view t;
+  bool is_int = false;
+  if (!r.number(&t, &is_int) || is_int) return false;
+  double d = 0;
+  auto [q, ec] = std::from_chars(t.data(), t.data() + t.size(), d);
+  if (ec != std::errc() || q != t.data() + t.size()) return false;
+  *mono = d;
+  return true;
+}
+
+// The value of key k into *p; false = not the record's shape.
+bool read_value(RecordReader& r, unsigned k, RecordParts* p) {
+  Event& e = p->e;
+  if (std::string* slot = text_slot(p, k)) {
+    if (r.literal("null")) {
+      slot->clear();
+      return true;
+    }
+    return r.string(slot);
+  }
+  int64_t sv = 0;
+  uint64_t uv = 0;
+  bool neg = false;
+  switch (k) {
+    case kKind:
+      if (r.literal("null")) return true;
+      p->has_kind = r.string(&p->kind);
+      return p->has_kind;
+    case kTs:
+      return read_time(r, true, &e.time.wall);
+    case kFirst:
+      return read_time(r, false, &e.first);
+    case kLast:
+      return read_time(r, false, &e.last);
+    case kMono:
+      return read_mono(r, &e.time.mono);
+    case kFields:
+      return r.pairs(&e.fields);
+    case kBindings:
+      return r.pairs(&e.bindings);
+    case kCount:
+    case kSeq:
+      if (!r.integer(&sv, &uv, &neg)) return false;
+      if (!neg) (k == kCount ? e.count : e.seq) = uv;
+      return true;
+    case kPlaceholder:
+      if (r.literal("true")) {
+        e.placeholder_device = true;
+        return true;
+      }
+      if (!r.literal("false")) return false;
+      e.placeholder_device = false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// parse_event_json's post-processing of what was read.
+bool finish_record(RecordParts&& p, const KnowledgeBase* kb, const Topology* topo, Event* out) {
+  Event& e = p.e;
+  e.name = !p.ename.empty() ? std::move(p.ename) : std::move(p.name);
   if (e.name.empty() || e.device.empty()) return false;  // the DOM path says which
   const Signature* sig = kb ? kb->find_signature(e.name) : nullptr;
-  if (has_kind) {
-    if (auto dk = device_kind_from_string(kind)) e.kind = *dk;
+  if (p.has_kind) {
+    if (auto dk = device_kind_from_string(p.kind)) e.kind = *dk;
   } else if (sig) {
     e.kind = sig->kind;
   } else if (auto info = topo ? topo->device(e.device) : std::nullopt) {
     e.kind = info->kind;
   }
-  if (transport.empty()) transport = std::move(source);
-  if (auto t = transport_from_string(transport)) {
+  if (p.transport.empty()) p.transport = std::move(p.source);
+  if (auto t = transport_from_string(p.transport)) {
     e.transport = *t;
   } else if (sig && sig->sources == kTransportKernel) {
     e.transport = kTransportKernel;
@@ -384,6 +396,31 @@ bool parse_record_fast(std::string_view text, const KnowledgeBase* kb, const Top
     e.time.clock = e.host + (e.transport == kTransportKernel ? "/kernel" : "/app");
   *out = std::move(e);
   return true;
+}
+
+// The record (or a line in the same shape) without a DOM; false = not this
+// shape, the DOM path decides. The post-processing mirrors parse_event_json's.
+bool parse_record_fast(std::string_view text, const KnowledgeBase* kb, const Topology* topo,
+                       Event* out) {
+  RecordReader r(text);
+  RecordParts parts;
+  std::string key;
+  uint32_t seen = 0;
+  if (!r.eat('{')) return false;
+  if (!r.eat('}')) {
+    for (;;) {
+      if (!r.string(&key)) return false;
+      unsigned k = 0;
+      while (k < kKeys && kRecordKeys[k] != key) ++k;
+      if (k == kKeys || (seen & (1u << k))) return false;
+      seen |= 1u << k;
+      if (!r.eat(':') || !read_value(r, k, &parts)) return false;
+      if (r.eat('}')) break;
+      if (!r.eat(',')) return false;
+    }
+  }
+  if (!r.at_end()) return false;
+  return finish_record(std::move(parts), kb, topo, out);
 }
 
 }  // namespace

@@ -216,6 +216,12 @@ class Reasoner {
   void compute_odd();  // the odd-one-out pass, once
   void walk(const std::vector<uint32_t>& start_nodes);
   void expand_node(uint32_t n);
+  // The events of `name` on these devices with lo in [lower, upper], nearest first.
+  void events_on_devices(uint32_t name, const std::vector<uint32_t>& devs, int64_t lower,
+                         int64_t upper, std::vector<uint32_t>* found) const;
+  // Whether a window of n events was probed by device (probe(max devices)).
+  template <class Probe>
+  bool probe_window(size_t n, const Rule& r, Probe&& probe);
   template <class F>
   void candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name, F&& accept);
   rules::WindowFit window(const Rec& c, const Rec& e, const Rule& r) const {
@@ -471,6 +477,43 @@ bool Reasoner::skip_healed(uint32_t ev) {
   return true;
 }
 
+void Reasoner::events_on_devices(uint32_t name, const std::vector<uint32_t>& devs, int64_t lower,
+                                 int64_t upper, std::vector<uint32_t>* found) const {
+  found->clear();
+  for (uint32_t did : devs) {
+    if (did == kNone) continue;
+    auto* v = ix_.by_name_device(name, did);
+    if (!v) continue;
+    auto lo_it = std::lower_bound(v->begin(), v->end(), lower, [&](uint32_t i, int64_t t) {
+      const Rec& rr = ix_.rec(i);
+      return rr.has_wall() && rr.lo < t;
+    });
+    for (auto it = lo_it; it != v->end(); ++it) {
+      const Rec& rr = ix_.rec(*it);
+      // Events without wall time are the callers' to consider (each runs
+      // over the name's nowall list): taking them here too would give them
+      // a second edge.
+      if (!rr.has_wall()) break;  // they sort last
+      if (rr.lo > upper) continue;
+      found->push_back(*it);
+    }
+  }
+  // Nearest in time first, like the scan.
+  ix_.sort_events(*found, /*descending=*/true);
+}
+
+template <class Probe>
+bool Reasoner::probe_window(size_t n, const Rule& r, Probe&& probe) {
+  // A large window is probed by device when the related devices are not too
+  // many; a small one when they are few against it (a related-device lookup
+  // costs about as much as checking eight events of the window).
+  if (n > kDeviceStrategy) return probe(kMaxDevices);
+  if (n < kSmallProbe || !small_probe_worth(r)) return false;
+  if (probe(n / kProbeCost)) return true;
+  small_probe_missed(r);
+  return false;
+}
+
 template <class F>
 void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name, F&& accept) {
   const NameList* nl = ix_.by_name(cause_name);
@@ -521,27 +564,7 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
         for (auto& d : devs) dev_ids.push_back(in_.find(d));
       }
       std::vector<uint32_t>& found = probe_found_;
-      found.clear();
-      for (uint32_t did : dev_ids) {
-        if (did == kNone) continue;
-        auto* v = ix_.by_name_device(cause_name, did);
-        if (!v) continue;
-        auto lo_it = std::lower_bound(v->begin(), v->end(), lower, [&](uint32_t i, int64_t t) {
-          const Rec& rr = ix_.rec(i);
-          return rr.has_wall() && rr.lo < t;
-        });
-        for (auto it = lo_it; it != v->end(); ++it) {
-          const Rec& rr = ix_.rec(*it);
-          // Events without wall time are the callers' to consider (each
-          // runs over the name's nowall list): taking them here too would
-          // give them a second edge.
-          if (!rr.has_wall()) break;  // they sort last
-          if (rr.lo > upper) continue;
-          found.push_back(*it);
-        }
-      }
-      // Nearest in time first, like the scan.
-      ix_.sort_events(found, /*descending=*/true);
+      events_on_devices(cause_name, dev_ids, lower, upper, &found);
       for (uint32_t c2 : found)
         if (!consider(c2)) break;
       return true;
@@ -568,17 +591,7 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
     auto b = nl->wall.begin() + static_cast<std::ptrdiff_t>(bi);
     auto en = nl->wall.begin() + static_cast<std::ptrdiff_t>(ei);
     size_t n = static_cast<size_t>(en - b);
-    // A large window is probed by device when the related devices are not
-    // too many; a small one when they are few against it (a related-device
-    // lookup costs about as much as checking eight events of the window).
-    bool probed = false;
-    if (n > kDeviceStrategy) {
-      probed = device_probe(lower, upper, kMaxDevices);
-    } else if (n >= kSmallProbe && small_probe_worth(r)) {
-      probed = device_probe(lower, upper, n / kProbeCost);
-      if (!probed) small_probe_missed(r);
-    }
-    if (!probed) {
+    if (!probe_window(n, r, [&](size_t most) { return device_probe(lower, upper, most); })) {
       for (auto it = en; it != b;) {
         --it;
         if (!consider(*it)) break;
