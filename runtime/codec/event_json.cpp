@@ -5,6 +5,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "reflex/json_text.h"
 #include "reflex/topology.h"
 
 namespace reflex {
@@ -111,53 +112,18 @@ class RecordReader {
       }
       if (*p_ != '\\') return false;  // a control character or a non-ASCII byte
       if (++p_ >= end_) return false;
-      switch (*p_++) {
-        case '"':
-          out->push_back('"');
-          break;
-        case '\\':
-          out->push_back('\\');
-          break;
-        case '/':
-          out->push_back('/');
-          break;
-        case 'b':
-          out->push_back('\b');
-          break;
-        case 'f':
-          out->push_back('\f');
-          break;
-        case 'n':
-          out->push_back('\n');
-          break;
-        case 'r':
-          out->push_back('\r');
-          break;
-        case 't':
-          out->push_back('\t');
-          break;
-        case 'u': {
-          if (end_ - p_ < 4) return false;
-          unsigned cp = 0;
-          auto [q, ec] = std::from_chars(p_, p_ + 4, cp, 16);
-          if (ec != std::errc() || q != p_ + 4) return false;
-          p_ += 4;
-          if (cp >= 0xD800 && cp <= 0xDFFF) return false;  // surrogates: the DOM path
-          if (cp < 0x80) {
-            out->push_back(static_cast<char>(cp));
-          } else if (cp < 0x800) {
-            out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-            out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-          } else {
-            out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-            out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-            out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-          }
-          break;
-        }
-        default:
-          return false;
+      const char esc = *p_++;
+      if (char c = json_short_escape(esc)) {
+        out->push_back(c);
+        continue;
       }
+      if (esc != 'u' || end_ - p_ < 4) return false;
+      unsigned cp = 0;
+      auto [q, ec] = std::from_chars(p_, p_ + 4, cp, 16);
+      if (ec != std::errc() || q != p_ + 4) return false;
+      p_ += 4;
+      if (cp >= 0xD800 && cp <= 0xDFFF) return false;  // surrogates: the DOM path
+      append_utf8(out, cp);
     }
   }
   // A JSON number's text (its grammar checked), and whether it is an integer.

@@ -10,6 +10,7 @@
 
 #include "civil_time.h"
 #include "line_parser_impl.h"
+#include "reflex/json_text.h"
 #include "reflex/log_format.h"
 #include "reflex/values.h"
 
@@ -463,63 +464,23 @@ bool json_unescape(std::string_view in, std::string* out) {
       continue;
     }
     if (++i >= in.size()) return false;
-    switch (in[i]) {
-      case '"':
-        out->push_back('"');
-        break;
-      case '\\':
-        out->push_back('\\');
-        break;
-      case '/':
-        out->push_back('/');
-        break;
-      case 'b':
-        out->push_back('\b');
-        break;
-      case 'f':
-        out->push_back('\f');
-        break;
-      case 'n':
-        out->push_back('\n');
-        break;
-      case 'r':
-        out->push_back('\r');
-        break;
-      case 't':
-        out->push_back('\t');
-        break;
-      case 'u': {
-        unsigned cp;
-        if (!hex4(i + 1, &cp)) return false;
-        i += 4;
-        if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < in.size() + 0 && in[i + 1] == '\\' &&
-            in[i + 2] == 'u') {
-          unsigned lo;
-          if (hex4(i + 3, &lo) && lo >= 0xDC00 && lo < 0xE000) {
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            i += 6;
-          }
-        }
-        if (cp < 0x80) {
-          out->push_back(char(cp));
-        } else if (cp < 0x800) {
-          out->push_back(char(0xC0 | (cp >> 6)));
-          out->push_back(char(0x80 | (cp & 0x3F)));
-        } else if (cp < 0x10000) {
-          out->push_back(char(0xE0 | (cp >> 12)));
-          out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-          out->push_back(char(0x80 | (cp & 0x3F)));
-        } else {
-          out->push_back(char(0xF0 | (cp >> 18)));
-          out->push_back(char(0x80 | ((cp >> 12) & 0x3F)));
-          out->push_back(char(0x80 | ((cp >> 6) & 0x3F)));
-          out->push_back(char(0x80 | (cp & 0x3F)));
-        }
-        break;
-      }
-      default:
-        return false;
+    if (char plain = json_short_escape(in[i])) {
+      out->push_back(plain);
+      continue;
     }
+    if (in[i] != 'u') return false;
+    unsigned cp;
+    if (!hex4(i + 1, &cp)) return false;
+    i += 4;
+    if (cp >= 0xD800 && cp < 0xDC00 && i + 6 < in.size() + 0 && in[i + 1] == '\\' &&
+        in[i + 2] == 'u') {
+      unsigned lo;
+      if (hex4(i + 3, &lo) && lo >= 0xDC00 && lo < 0xE000) {
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        i += 6;
+      }
+    }
+    append_utf8(out, cp);
   }
   return true;
 }
