@@ -36,7 +36,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "deploy"))
-from harness import Redis, free_port, http_get, metric, spawn, tempdir, wait_for  # noqa
+from harness import Redis, free_port, rss_mib, http_get, metric, spawn, tempdir, wait_for  # noqa
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--reflex", required=True)
@@ -61,14 +61,6 @@ a = ap.parse_args()
 BUNDLE = os.path.join(ROOT, "examples", "incident-pcie")
 tmp = tempdir()
 SETTLE_S = float(a.settle.rstrip("s"))
-
-
-def rss_mib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for ln in f:
-            if ln.startswith("VmRSS:"):
-                return int(ln.split()[1]) / 1024.0
-    return 0.0
 
 
 # ---- the simulated cluster's topology ----
