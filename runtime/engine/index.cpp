@@ -85,7 +85,7 @@ uint32_t EventIndex::add(const Event& ev) {
   if (ev.time.mono) st.flags |= kMono;  // the value is r.mono
   if (ev.placeholder_device) st.flags |= kPlaceholder;
   st.line_len = u32_size(ev.line.size());
-  st.text = text_.add(ev.line);
+  st.text = lines_.add(ev.line);
   size_t colon = 0;
   auto no = evidence_line_no(ev.evidence, &colon);
   if (no && *no <= std::numeric_limits<uint32_t>::max()) {
@@ -93,8 +93,10 @@ uint32_t EventIndex::add(const Event& ev) {
     st.ev_no = static_cast<uint32_t>(*no);
     st.ev_file = in_->id(std::string_view(ev.evidence).substr(0, colon));
   }
-  if (ev.first || ev.last || ev.count != 1 || !ev.fields.empty() || !ev.bindings.empty() ||
-      !(st.flags & kEvSplit)) {
+  uint32_t fields_at = u32_size(fields_.size());
+  for (auto& [k, v] : ev.fields) fields_.push_back({in_->id(k), u32_size(v.size()), text_.add(v)});
+  if (ev.first || ev.last || ev.count != 1 || ev.fields.size() > kStoredFields ||
+      !ev.bindings.empty() || !(st.flags & kEvSplit)) {
     Extra x;
     x.first = ev.first;
     x.last = ev.last;
@@ -104,15 +106,16 @@ uint32_t EventIndex::add(const Event& ev) {
       x.ev_len = u32_size(ev.evidence.size());
       x.ev_at = text_.add(ev.evidence);
     }
-    x.fields = u32_size(fields_.size());
+    x.fields = fields_at;
     x.n_fields = u32_size(ev.fields.size());
-    for (auto& [k, v] : ev.fields)
-      fields_.push_back({in_->id(k), u32_size(v.size()), text_.add(v)});
     x.bindings = u32_size(bindings_.size());
     x.n_bindings = u32_size(ev.bindings.size());
     for (auto& [k, v] : ev.bindings) bindings_.emplace_back(in_->id(k), in_->id(v));
     st.extra = u32_size(extras_.size());
     extras_.push_back(x);
+  } else {
+    st.fields = fields_at;
+    st.n_fields = static_cast<uint8_t>(ev.fields.size());
   }
   uint32_t idx = static_cast<uint32_t>(recs_.size());
   recs_.push_back(r);
@@ -217,14 +220,15 @@ Event EventIndex::ev(uint32_t i) const {
     e.first = x.first;
     e.last = x.last;
     e.count = x.count;
-    for (uint32_t k = 0; k < x.n_fields; ++k) {
-      const Field& f = fields_[x.fields + k];
-      e.fields.emplace_back(in_->str(f.key), text_.get(f.at, f.len));
-    }
     for (uint32_t k = 0; k < x.n_bindings; ++k) {
       auto [name, dev] = bindings_[x.bindings + k];
       e.bindings.emplace_back(in_->str(name), in_->str(dev));
     }
+  }
+  auto [at, n] = field_range(i);
+  for (uint32_t k = 0; k < n; ++k) {
+    const Field& f = fields_[at + k];
+    e.fields.emplace_back(in_->str(f.key), text_.get(f.at, f.len));
   }
   return e;
 }

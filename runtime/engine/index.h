@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "line_store.h"
 #include "reflex/engine.h"
 #include "reflex/event.h"
 #include "reflex/kb.h"
@@ -134,7 +135,7 @@ class EventIndex {
   EventTime time(uint32_t i) const;
   std::string evidence(uint32_t i) const;
   std::string_view line(uint32_t i) const {
-    return text_.get(stored_[i].text, stored_[i].line_len);
+    return lines_.get(stored_[i].text, stored_[i].line_len);
   }
   // Event::binding() of event i (nullptr when it has no such binding).
   const std::string* binding(uint32_t i, std::string_view key) const;
@@ -191,20 +192,30 @@ class EventIndex {
   template <class List>
   void sort_list(List& v);
   // What an Event holds beyond its Rec, with interned strings. Storms,
-  // fields, bindings and evidence not of the form "FILE:N" (rare or
-  // variable) go to extras_.
+  // bindings, more than kStoredFields fields and evidence not of the form
+  // "FILE:N" (rare or variable) go to extras_.
   struct Stored {
     uint64_t seq = 0;
-    uint64_t text = 0;  // arena address of the line
+    uint64_t text = 0;  // lines_ address of the line
     uint32_t line_len = 0;
     uint32_t host = kNone;
     uint32_t ev_file = kNone;  // evidence "FILE:N": interned FILE (kEvSplit)
     uint32_t ev_no = 0;        // and N
     uint32_t extra = kNone;
+    uint32_t fields = 0;  // into fields_, when there is no Extra (most events have
+                          // fields and nothing else: an Extra each was 80 bytes)
     DeviceKind kind = DeviceKind::host;
     Transport transport = kTransportApp;
     uint8_t flags = 0;
+    uint8_t n_fields = 0;
   };
+  static constexpr size_t kStoredFields = 255;
+  // Event i's fields: (first index into fields_, how many).
+  std::pair<uint32_t, uint32_t> field_range(uint32_t i) const {
+    const Stored& st = stored_[i];
+    if (st.extra == kNone) return {st.fields, st.n_fields};
+    return {extras_[st.extra].fields, extras_[st.extra].n_fields};
+  }
   enum : uint8_t { kWall = 1, kMono = 2, kEvSplit = 4, kPlaceholder = 8 };
   struct Extra {
     std::optional<TimeUs> first, last;
@@ -235,7 +246,8 @@ class EventIndex {
   std::vector<Extra> extras_;
   std::vector<Field> fields_;
   std::vector<std::pair<uint32_t, uint32_t>> bindings_;  // interned name, device
-  TextArena text_;
+  TextArena text_;   // field values and odd evidence: read by the walk
+  LineStore lines_;  // the raw lines: read for output only
   std::unordered_map<uint32_t, NameList> names_;
   struct DevList {
     IdList v;

@@ -259,8 +259,12 @@ int run_watch(int argc, char** argv) {
   CLI::App app{"Read event envelopes on stdin, print diagnoses as JSONL", "reflex watch"};
   std::string kb_path, topo_path, db_path, settle, skew, commit_interval;
   bool strict = false;
+  size_t max_events = EngineOptions{}.max_events;
   add_kb_option(app, &kb_path);
   app.add_option("--topology", topo_path, "topology.json")->required();
+  app.add_option("--max-events", max_events,
+                 "events the engine holds; beyond it the oldest half that no open incident "
+                 "needs is dropped (default 4000000; ~0.4 KiB an event)");
   app.add_option("--db", db_path, "store events and diagnoses in this SQLite database");
   app.add_option("--commit-interval", commit_interval,
                  "--db: commit at least this often while input arrives (default 1s)");
@@ -274,6 +278,11 @@ int run_watch(int argc, char** argv) {
   if (auto rc = parse_or_exit(app, argc, argv, "reflex watch")) return *rc;
   EngineOptions opts;
   opts.ingest.strict_transport = strict;
+  if (max_events < 1000) {
+    say("--max-events must be at least 1000");
+    return 2;
+  }
+  opts.max_events = max_events;
   StoreOptions sopts;
   // The caller commits (sync_store below), under the engine's lock with its open storms.
   sopts.commit_in_append = false;

@@ -32,6 +32,7 @@
 #include "reflex/engine.h"
 #include "reflex/topology.h"
 #include "reflex/values.h"
+#include "seen_ids.h"
 #include "watch_redis.h"
 
 namespace reflex::cli {
@@ -43,80 +44,17 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxPayload = 1 << 20;  // larger stream entries are skipped (counted)
 constexpr size_t kSeenIds = 2000000;     // redelivery memory per shard
 
-// The ids of the events a shard was fed, the last kSeenIds of them, so a
-// redelivery is dropped. The agents' ids are 32 lowercase hex digits (a
-// SHA-256 prefix): held as 128 bits, hashed as they are, with no string
-// allocated or hashed per event; any other id is held as its text.
-class SeenIds {
- public:
-  bool contains(const std::string& id) const {
-    Bits b;
-    return parse(id, &b) ? bits_.count(b) != 0 : text_.count(id) != 0;
-  }
-  void insert(const std::string& id) {
-    Bits b;
-    if (parse(id, &b)) {
-      if (!bits_.insert(b).second) return;
-      order_.push_back({b, nullptr});
-    } else {
-      auto [it, fresh] = text_.insert(id);
-      if (!fresh) return;
-      order_.push_back({{}, &*it});  // set nodes do not move
-    }
-    if (order_.size() > kSeenIds) {
-      const Held& old = order_.front();
-      if (old.text)
-        text_.erase(*old.text);
-      else
-        bits_.erase(old.bits);
-      order_.pop_front();
-    }
-  }
-
- private:
-  struct Bits {
-    uint64_t hi = 0, lo = 0;
-    bool operator==(const Bits&) const = default;
-  };
-  struct BitsHash {
-    size_t operator()(const Bits& b) const { return b.hi ^ (b.lo * 0x9E3779B97F4A7C15ull); }
-  };
-  struct Held {
-    Bits bits;
-    const std::string* text;
-  };
-  static bool parse(const std::string& id, Bits* out) {
-    if (id.size() != 32) return false;
-    uint64_t v[2] = {0, 0};
-    for (size_t i = 0; i < 32; ++i) {
-      char c = id[i];
-      unsigned d;
-      if (c >= '0' && c <= '9')
-        d = static_cast<unsigned>(c - '0');
-      else if (c >= 'a' && c <= 'f')
-        d = static_cast<unsigned>(c - 'a' + 10);
-      else
-        return false;  // uppercase too: a different id as text
-      v[i / 16] = v[i / 16] << 4 | d;
-    }
-    *out = {v[0], v[1]};
-    return true;
-  }
-  std::unordered_set<Bits, BitsHash> bits_;
-  std::unordered_set<std::string> text_;
-  std::deque<Held> order_;
-};
-
 struct Shard {
   std::string name;
   std::unique_ptr<Engine> eng;
   std::string cursor = "0";
   std::string cluster_cursor = "0";  // the cluster shard, read by every shard (below)
-  SeenIds seen;
+  SeenIds seen{kSeenIds};
   Clock::time_point last_renew{};
   std::optional<Clock::time_point> last_trim;      // retention (--retention)
   std::optional<Clock::time_point> waiting_since;  // oldest event not yet answered
   std::vector<Diagnosis> out;                      // from the engine's callback
+  uint64_t dropped_seen = 0;                       // the engine's retention drops, counted
 };
 
 std::string answer_digest(const Diagnosis& d) {
@@ -147,6 +85,11 @@ void declare_watch_metrics(Metrics& metrics) {
   metrics.counter("reflex_watch_alert_failures_total", "Failed posts to Alertmanager.");
   metrics.gauge("reflex_watch_shards_owned", "Shards this diagnoser owns now.");
   metrics.gauge("reflex_watch_open_incidents", "Open incidents over the owned shards.");
+  metrics.gauge("reflex_watch_events_held",
+                "Events the owned shards' engines hold (--max-events).");
+  metrics.counter("reflex_watch_events_dropped_total",
+                  "Events the engines' retention dropped (beyond --max-events, no open incident "
+                  "needed them).");
   metrics.histogram("reflex_watch_diagnosis_latency_seconds",
                     "From the oldest event a diagnosis answers (as this diagnoser read it) to "
                     "its publication.",
@@ -497,13 +440,19 @@ class RedisDiagnoser {
   }
 
   void tick_engines() {
-    uint64_t open = 0;
+    uint64_t open = 0, held = 0, dropped = 0;
     for (auto& [name, s] : shards_) {
       s.eng->tick();
       drain_out(s);
-      open += s.eng->stats().open_incidents;
+      EngineStats st = s.eng->stats();
+      open += st.open_incidents;
+      held += st.indexed_events;
+      dropped += st.dropped_events - s.dropped_seen;
+      s.dropped_seen = st.dropped_events;
     }
     metrics_.set("reflex_watch_open_incidents", static_cast<double>(open));
+    metrics_.set("reflex_watch_events_held", static_cast<double>(held));
+    if (dropped) metrics_.add("reflex_watch_events_dropped_total", static_cast<double>(dropped));
     alerts_.tick();
   }
 
@@ -550,6 +499,7 @@ int run_watch_redis(int argc, char** argv) {
       lease_ttl = "6s", alert_url, resend = "60s", alert_ttl = "30m", retention = "24h";
   bool strict = false;
   size_t read_batch = 2000;
+  size_t max_events = EngineOptions{}.max_events;
   DaemonOptions dopts;
   add_kb_option(app, &kb_path);
   app.add_option("--topology", topo_path, "topology.json")->required();
@@ -564,6 +514,9 @@ int run_watch_redis(int argc, char** argv) {
   app.add_option("--alert-ttl", alert_ttl,
                  "resolve an incident's alerts after this long without a new answer (default 30m)");
   app.add_option("--read-batch", read_batch, "stream entries per read (default 2000)");
+  app.add_option("--max-events", max_events,
+                 "events each shard's engine holds; beyond it the oldest half that no open "
+                 "incident needs is dropped (default 4000000; ~0.4 KiB an event)");
   app.add_option("--retention", retention,
                  "drop stream entries older than this from the owned shards (XTRIM MINID ~; "
                  "at least 1m; default 24h, 0s = none, the agents' --maxlen only)");
@@ -596,10 +549,12 @@ int run_watch_redis(int argc, char** argv) {
     log(Level::error, "--retention below 1m would drop events an open incident still needs");
     return 2;
   }
-  if (ttl_s < 0.3 || read_batch == 0) {
-    log(Level::error, "--lease-ttl must be at least 300ms and --read-batch positive");
+  if (ttl_s < 0.3 || read_batch == 0 || max_events < 1000) {
+    log(Level::error,
+        "--lease-ttl must be at least 300ms, --read-batch positive and --max-events at least 1000");
     return 2;
   }
+  opts.max_events = max_events;
   if (owner.empty()) owner = default_owner_name();
 
   auto kbv = load_kb(kb_path, &err);
