@@ -396,7 +396,10 @@ struct Engine::Impl {
   }
 
   // Retention: beyond max_events, drop the oldest half of the events that no
-  // open incident needs (events re-indexed from scratch).
+  // open or next incident needs (events re-indexed from scratch). What an
+  // incident needs is per name (KbIndex::keep_s): the KB's longest window
+  // before its first symptom for what a diagnosis may blame, much less for
+  // the echoes of earlier incidents and for chatter.
   void maybe_compact() {
     if (ix->size() <= std::max(o.max_events, compact_floor)) return;
     std::vector<int64_t> times;
@@ -409,20 +412,33 @@ struct Engine::Impl {
     }
     std::nth_element(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(times.size() / 2),
                      times.end());
-    int64_t cutoff = times[times.size() / 2];
+    const int64_t median = times[times.size() / 2];
+    // From the first symptom of the oldest open incident, or from the newest
+    // event (where the next incident will start) when none is open.
+    int64_t first_open = watermark;
     for (auto& inc : open)
       if (inc.first != kNoWall)
-        cutoff = std::min(cutoff, inc.first - static_cast<int64_t>(ki->max_window_s * 1e6));
+        first_open = first_open == kNoWall ? inc.first : std::min(first_open, inc.first);
+    std::vector<int64_t> cutoff_of(in.size(), kNoWall);  // by name, computed once each
+    auto cutoff = [&](uint32_t name) {
+      int64_t& c = cutoff_of[name];
+      if (c == kNoWall)
+        c = first_open == kNoWall
+                ? median
+                : std::min(median, first_open - static_cast<int64_t>(ki->keep_s(name) * 1e6));
+      return c;
+    };
     std::vector<uint32_t> remap(ix->size(), engine::kNone);
     auto fresh = std::make_unique<EventIndex>(&in);
     for (uint32_t i = 0; i < ix->size(); ++i) {
-      int64_t lo = ix->rec(i).lo;
-      if (lo != kNoWall && lo < cutoff) {
+      const engine::Rec& r = ix->rec(i);
+      if (r.lo != kNoWall && r.lo < cutoff(r.name)) {
         ++st.dropped_events;
         continue;
       }
       remap[i] = fresh->add(ix->ev(i));  // one event rebuilt at a time
     }
+    fresh->carry_hosts(*ix);
     ix = std::move(fresh);
     // When open incidents pin most events, wait for more growth before the
     // next (O(events)) pass instead of re-indexing on every event.

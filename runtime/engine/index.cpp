@@ -417,6 +417,16 @@ void EventIndex::sort_all() {
   }
 }
 
+void EventIndex::carry_hosts(const EventIndex& old) {
+  for (auto& [h, info] : old.hosts_) {
+    HostInfo& mine = hosts_[h];
+    mine.last = std::max(mine.last, info.last);
+    mine.nowall = mine.nowall || info.nowall;
+  }
+  max_wall_ = std::max(max_wall_, old.max_wall_);
+  any_nowall_ = any_nowall_ || old.any_nowall_;
+}
+
 int64_t EventIndex::host_last_wall(uint32_t h) const {
   auto it = hosts_.find(h);
   return it == hosts_.end() ? kNoWall : it->second.last;
@@ -449,6 +459,57 @@ KbIndex::KbIndex(const KnowledgeBase& k, Interner* in) : kb(k) {
     rules_of_effect[effect].push_back({&r, in->id(r.cause)});
     max_window_s = std::max(max_window_s, r.max_s + r.skew_s);
   }
+  compute_keep(in);
+}
+
+void KbIndex::compute_keep(Interner* in) {
+  std::vector<uint8_t> fixed;  // 1: kept max_window_s
+  auto grow = [&](uint32_t id) {
+    if (id >= keep_s_by_name.size()) {
+      keep_s_by_name.resize(id + 1, 0.0);
+      fixed.resize(id + 1, 0);
+    }
+  };
+  auto fix = [&](const std::string& name) {
+    uint32_t id = in->id(name);
+    grow(id);
+    fixed[id] = 1;
+  };
+  for (auto& s : kb.signatures) {
+    grow(in->id(s.name));
+    if (!s.fault_class.empty()) fix(s.name);
+    for (auto& c : s.cleared_by) fix(c);
+  }
+  for (auto& l : kb.latents)
+    for (auto& o : l.odd_one_out) fix(o.event);
+  for (auto& r : kb.rules) {
+    grow(in->id(r.cause));
+    grow(in->id(r.effect));
+  }
+  for (size_t i = 0; i < fixed.size(); ++i)
+    if (fixed[i]) keep_s_by_name[i] = max_window_s;
+  // Longest chain: keep(c) = max over rules c -> e of window + keep(e),
+  // capped. Relaxed a bounded number of times; a name still rising after
+  // that sits on a cycle and is kept max_window_s.
+  std::vector<uint8_t> rose(keep_s_by_name.size(), 0);
+  constexpr int kPasses = 64;
+  for (int pass = 0; pass <= kPasses; ++pass) {
+    bool changed = false;
+    std::fill(rose.begin(), rose.end(), 0);
+    for (auto& r : kb.rules) {
+      uint32_t c = in->id(r.cause), e = in->id(r.effect);
+      if (fixed[c]) continue;
+      double v = std::min(max_window_s, std::max(0.0, r.max_s) + r.skew_s + keep_s_by_name[e]);
+      if (v > keep_s_by_name[c]) {
+        keep_s_by_name[c] = v;
+        rose[c] = 1;
+        changed = true;
+      }
+    }
+    if (!changed) return;
+  }
+  for (size_t i = 0; i < rose.size(); ++i)
+    if (rose[i]) keep_s_by_name[i] = max_window_s;
 }
 
 std::string job_key(const EventIndex& ix, uint32_t ev, const Topology& topo) {

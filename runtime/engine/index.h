@@ -159,6 +159,10 @@ class EventIndex {
   uint32_t interned_of(Topology::DeviceId d) const {
     return d >= 0 && static_cast<size_t>(d) < interned_of_.size() ? interned_of_[size_t(d)] : kNone;
   }
+  // The hosts `old` knew (last wall time, lines without one) join this
+  // index's, so a retention pass that drops a host's old events leaves what
+  // the silent-host checks read as it was.
+  void carry_hosts(const EventIndex& old);
   // Sorts every list that out-of-order arrivals left unsorted (the lazy sort
   // otherwise falls on the first diagnosis that touches a list).
   void sort_all();
@@ -308,6 +312,7 @@ class U32Map {
 
 struct KbIndex {
   KbIndex(const KnowledgeBase& kb, Interner* in);
+  void compute_keep(Interner* in);
   const KnowledgeBase& kb;
   std::unordered_map<uint32_t, const Signature*> sig;
   std::unordered_map<uint32_t, const Latent*> latent;
@@ -324,6 +329,17 @@ struct KbIndex {
                : nullptr;
   }
   double max_window_s = 0;  // largest max_s + skew of any rule
+  // How long before an open incident's first symptom an event of this name
+  // can still matter to it, for the streaming retention: max_window_s for
+  // every name a diagnosis reads beyond the rules (fault classes: roots,
+  // fallback, corroboration; cleared_by and odd_one_out names; names in a
+  // cycle of rules), else the longest chain of rule windows from the name to
+  // an effect, capped at max_window_s. An NCCL echo wave is kept minutes,
+  // not the KB's longest window (a day).
+  std::vector<double> keep_s_by_name;
+  double keep_s(uint32_t name) const {
+    return name < keep_s_by_name.size() ? keep_s_by_name[name] : max_window_s;
+  }
   const Signature* signature(uint32_t name) const {
     return name < sig_by_id.size() ? sig_by_id[name] : nullptr;
   }
