@@ -58,6 +58,11 @@ ap.add_argument("--gap", type=float, default=10.0, help="seconds between an aler
                 "replay")
 ap.add_argument("--settle", default="2s")
 ap.add_argument("--work", help="keep the generated bundle and its events here (reused)")
+ap.add_argument("--max-events", type=int, default=0,
+                help="the diagnosers' --max-events (0: their default)")
+ap.add_argument("--drain", type=float, default=0.0,
+                help="at the end, wait up to this many seconds for the diagnosers to take "
+                     "every event (their intake stops growing for 10 s)")
 a = ap.parse_args()
 SETTLE_S = float(a.settle.rstrip("s"))
 tmp = tempdir()
@@ -152,7 +157,8 @@ for i in range(a.diagnosers):
     port = free_port()
     p = spawn([a.reflex, "watch", "--kb", a.kb, "--topology", TOPO, "--redis", redis.url(),
                "--owner", "d%d" % i, "--settle", a.settle, "--alertmanager", am.url(),
-               "--alert-resend", "60s", "--metrics", "127.0.0.1:%d" % port],
+               "--alert-resend", "60s", "--metrics", "127.0.0.1:%d" % port] +
+              (["--max-events", str(a.max_events)] if a.max_events else []),
               stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "d%d.log" % i), "w"))
     diags.append((p, port))
 agents = []
@@ -227,6 +233,21 @@ def seen_alerts():
                 for x in json.loads(r.read()) if x["labels"].get("device") == truth}
 
 
+rss_peak = [0.0] * len(diags)
+rss_peak_stop = threading.Event()
+
+
+def rss_sampler():  # bounded by rss_peak_stop (set before the summary)
+    while not rss_peak_stop.wait(1.0):
+        for k, (p, _) in enumerate(diags):
+            try:
+                rss_peak[k] = max(rss_peak[k], rss_mib(p.pid))
+            except OSError:
+                pass
+
+
+threading.Thread(target=rss_sampler, daemon=True).start()
+
 # ---- background only ----
 nt = threading.Thread(target=noise_loop, daemon=True)
 nt.start()
@@ -245,8 +266,8 @@ for r in range(a.replays):
 
     def poll_alert():  # from the replay's start: the first new alert naming the root
         for _ in range(18000):  # bounded: 900 s at 50 ms
-            try:
-                new = seen_alerts() - before
+            try:  # by incident: a takeover re-posts an old incident's alert
+                new = {x for x in seen_alerts() if x[0] not in {b[0] for b in before}}
             except OSError:
                 new = None
             if new:
@@ -328,6 +349,20 @@ phase("storm (%d Xid lines on %s's 8 GPUs, agent %d; peak RSS %.0f MiB)" %
 stop_noise.set()
 nt.join(timeout=10)
 
+def fed_total():
+    return sum(metric(http_get("http://127.0.0.1:%d/metrics" % port), "reflex_watch_events_total")
+               for _, port in diags)
+
+
+if a.drain > 0:  # bounded: --drain seconds
+    t_end, last, still = time.time() + a.drain, -1, 0
+    while time.time() < t_end and still < 10:
+        time.sleep(1)
+        n = fed_total()
+        still = still + 1 if n == last else 0
+        last = n
+    say("drained: %d events fed after %.0f s more" % (last, a.drain - (t_end - time.time())))
+rss_peak_stop.set()
 lat.sort()
 p50 = statistics.median(lat)
 p99 = lat[min(len(lat) - 1, int(round(0.99 * (len(lat) - 1))))]
@@ -336,6 +371,12 @@ published = [metric(http_get("http://127.0.0.1:%d/metrics" % port), "reflex_watc
 say("latency, the incident's first symptom line written -> alert in Alertmanager, %d replays: p50 %.2f s, p99 %.2f s; "
     "beyond the %gs settle: p50 %.2f s, p99 %.2f s" %
     (len(lat), p50, p99, SETTLE_S, p50 - SETTLE_S, p99 - SETTLE_S))
+held = [metric(http_get("http://127.0.0.1:%d/metrics" % port), "reflex_watch_events_held")
+        for _, port in diags]
+dropped = [metric(http_get("http://127.0.0.1:%d/metrics" % port),
+                  "reflex_watch_events_dropped_total") for _, port in diags]
+say("diagnoser peak RSS %s MiB (sampled each second); events held %s, dropped by retention %s" %
+    (["%.0f" % x for x in rss_peak], [int(x) for x in held], [int(x) for x in dropped]))
 say("diagnoser RSS %s MiB, events fed %s; agents at ~1 MB/min per host (%.2f CPU-s per MB in the "
     "background phase): %.3f%% of one core per host" %
     (["%.0f" % rss_mib(p.pid) for p, _ in diags], [int(x) for x in published],

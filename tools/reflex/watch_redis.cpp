@@ -248,17 +248,20 @@ class RedisDiagnoser {
   }
 
   // More than its share (a diagnoser joined): gives one shard up per scan,
-  // the one with the fewest open incidents, releasing its lease so another
-  // takes it at once and rebuilds it from the stream (answers already
-  // published are recognized, not repeated).
+  // the one with the fewest open incidents and, among those, the fewest
+  // events held — the cheapest to rebuild: a 100k-GPU job's shard is a
+  // million events to re-read, a host's a handful — releasing its lease so
+  // another takes it at once and rebuilds it from the stream (answers
+  // already published are recognized, not repeated).
   void rebalance() {
     if (shards_.size() <= share()) return;
     auto victim = shards_.end();
-    uint64_t fewest = UINT64_MAX;
+    std::pair<uint64_t, uint64_t> fewest{UINT64_MAX, UINT64_MAX};
     for (auto it = shards_.begin(); it != shards_.end(); ++it) {
-      uint64_t open = it->second.eng->stats().open_incidents;
-      if (open < fewest) {
-        fewest = open;
+      EngineStats st = it->second.eng->stats();
+      std::pair<uint64_t, uint64_t> cost{st.open_incidents, st.indexed_events};
+      if (cost < fewest) {
+        fewest = cost;
         victim = it;
       }
     }
