@@ -276,29 +276,67 @@ struct Ingestor::Impl {
     }
   }
 
+  // Where a block walk stands: lines before `known` are reflected in the
+  // parser's state; newlines before `counted` are counted and `no` is the
+  // number of the line starting there.
+  struct BlockWalk {
+    size_t known = 0, counted = 0;
+    uint64_t no = 0;
+  };
+
+  // Parses and processes one candidate line [b, e) of buf; hits: its pattern
+  // ids from a block scan (superset), or nullptr to scan its message.
+  void block_line(std::string_view buf, size_t b, size_t e, BlockWalk* w, const uint32_t* hits,
+                  uint32_t n_hits, const std::vector<uint32_t>* exact) {
+    w->no += count_newlines(buf.substr(w->counted, b - w->counted));
+    w->counted = b;
+    settle(buf, b, w->no, w->known);
+    if (parse_block_line(buf, b, e, w->no, &chunk_rec)) {
+      if (!msg_in_raw(chunk_rec)) {
+        file_mode = FileMode::per_line;
+        process(chunk_rec);  // the message is not a slice of the line: scan it
+      } else {
+        note_msg_offset(chunk_rec);
+        if (exact)
+          process_exact(chunk_rec, *exact);
+        else if (!hits)
+          process(chunk_rec);
+        else  // reuse the block scan's hits: no second scan of the line
+          process(chunk_rec, hits, n_hits);
+      }
+    }
+    w->known = std::min(buf.size(), e + 1);
+  }
+
+  // The lines of buf[rb, re) (whole lines) the chunk database hits, each
+  // parsed and processed in order.
+  void scan_range(std::string_view buf, size_t rb, size_t re, BlockWalk* w) {
+    matcher.scan_block(buf.substr(rb, re - rb), &cand_lines, &block_hits);
+    for (const auto& c : cand_lines) {
+      if (c.hit_count == ingest::Matcher::kUnknownHits)
+        block_line(buf, rb + c.begin, rb + c.end, w, nullptr, 0, nullptr);
+      else
+        block_line(buf, rb + c.begin, rb + c.end, w, block_hits.data() + c.hit_begin, c.hit_count,
+                   nullptr);
+    }
+  }
+
   // `buf`: n_lines whole lines, each ending in '\n', the first numbered first_no.
   void scan_block(std::string_view buf, uint64_t first_no, uint64_t n_lines) {
-    matcher.scan_block(buf, &cand_lines, &block_hits);
-    size_t known = 0;        // lines before this offset are reflected in the parser's state
-    size_t counted = 0;      // newlines before this offset are counted...
-    uint64_t no = first_no;  // ...and this is the number of the line starting there
-    for (const auto& c : cand_lines) {
-      no += count_newlines(buf.substr(counted, c.begin - counted));
-      counted = c.begin;
-      settle(buf, c.begin, no, known);
-      if (parse_block_line(buf, c.begin, c.end, no, &chunk_rec)) {
-        if (!msg_in_raw(chunk_rec)) {
-          file_mode = FileMode::per_line;
-          process(chunk_rec);  // the message is not a slice of the line: scan it
-        } else if (c.hit_count == ingest::Matcher::kUnknownHits) {
-          process(chunk_rec);
-        } else {  // reuse the block scan's hits: no second scan of the line
-          process(chunk_rec, block_hits.data() + c.hit_begin, c.hit_count);
-        }
-      }
-      known = std::min(buf.size(), static_cast<size_t>(c.end) + 1);
-    }
-    settle(buf, buf.size(), first_no + n_lines, known);
+    BlockWalk w;
+    w.no = first_no;
+    const uint64_t replays_before = memo_replays;
+    if (memo_first)
+      memo_first_block(buf, &w);
+    else
+      scan_range(buf, 0, buf.size(), &w);
+    settle(buf, buf.size(), first_no + n_lines, w.known);
+    // A block where most lines were replayed from the line memo is a storm:
+    // the next block looks the memo up before scanning (and back when not).
+    const uint64_t replays = memo_replays - replays_before;
+    if (n_lines >= 64)  // a line that spans reads comes alone: no evidence either way
+      memo_first =
+          memo_first_ok && replays * (memo_first ? kMemoFirstStay : kMemoFirstEnter) >= n_lines;
   }
 
   void flush_chunk() {
@@ -414,6 +452,8 @@ struct Ingestor::Impl {
     parser.begin_file(ctx);
     file_mode = FileMode::probing;
     probed = 0;
+    memo_first = false;
+    msg_at[0] = msg_at[1] = MsgAt{};
   }
 
   Impl(const KnowledgeBase& k, const Topology& t, IngestOptions o)
@@ -446,6 +486,7 @@ struct Ingestor::Impl {
           classes.emplace(std::move(key), static_cast<uint32_t>(classes.size())).first->second);
     }
     build_when_memo();
+    memo_first_ok = line_memo_on && matcher.shared_database() && matcher.chunk_mode();
     emit_fn = [this](Event&& ev) {
       ++stats.events;
       if (sink) sink(std::move(ev));
@@ -745,7 +786,9 @@ struct Ingestor::Impl {
 
   // raw: the pattern ids a block scan reported for the record's line
   // (ascending); nullptr = scan the message.
-  void process(const LogRecord& rec, const uint32_t* raw = nullptr, size_t n_raw = 0) {
+  // superset: raw are the line's hits (prefix included), else the message's own.
+  void process(const LogRecord& rec, const uint32_t* raw = nullptr, size_t n_raw = 0,
+               bool superset = true) {
     if (rec.time.wall) {  // closes dedup folds
       if (record)
         record_advance(*rec.time.wall);
@@ -754,7 +797,7 @@ struct Ingestor::Impl {
     }
     if (raw) {
       hits.assign(raw, raw + n_raw);
-      hits_superset = true;
+      hits_superset = superset;
       exact_known = false;
     } else {
       matcher.scan(rec.msg, &hits);
@@ -767,8 +810,7 @@ struct Ingestor::Impl {
     const bool memo = line_memo_on && rec.msg.size() <= kMemoMsgBytes;
     if (memo) {
       // One hash of the message serves the seen-filter and the memo.
-      const uint64_t h = std::hash<std::string_view>{}(rec.msg) ^
-                         (static_cast<uint64_t>(rec.transport) * 0x9E3779B97F4A7C15ull);
+      const uint64_t h = memo_hash(rec.msg, rec.transport);
       uint64_t& slot = memo_seen[h & (kMemoSeen - 1)];
       const uint64_t tag = h | 1;
       if (slot != tag) {  // first sight (or its slot was taken): unique lines pay one hash
@@ -780,6 +822,7 @@ struct Ingestor::Impl {
       if (it != line_memo.end()) {
         const MemoEntry& e = it->second;
         if (e.transport == rec.transport && e.msg == rec.msg) {
+          ++memo_replays;
           replay_outcome(e.outcome, rec);
         } else {
           match_line(rec);  // a 64-bit hash collision: not memoised
@@ -818,11 +861,128 @@ struct Ingestor::Impl {
     Transport transport;
     std::string msg;
     Outcome outcome;
+    int8_t skip = -1;  // memo-first: -1 not yet known, 1 the message's hits prove the line's
+    std::vector<uint32_t> msg_hits;  // scan() of msg, once skip is known
   };
+  static uint64_t memo_hash(std::string_view msg, Transport t) {
+    return std::hash<std::string_view>{}(msg) ^ (static_cast<uint64_t>(t) * 0x9E3779B97F4A7C15ull);
+  }
   std::unordered_map<uint64_t, MemoEntry> line_memo;  // by the message's hash
   std::vector<uint64_t> memo_seen = std::vector<uint64_t>(kMemoSeen, 0);
   Outcome outcome;
   Outcome* recording = nullptr;
+
+  // ---- memo-first blocks (storms) ----
+  // In a storm most lines repeat a message already in the line memo, after a
+  // prefix (time, host) that differs. Such a line needs no Hyperscan scan:
+  // its message's hits are stored with the memo entry, and the line would
+  // have been a block-scan hit anyway, because one of those hits is of a
+  // context_free pattern, the message ends the line and follows an ASCII
+  // non-word byte (a match inside it is a match inside the line). The other
+  // lines, runs between such lines, are block-scanned in place as before.
+  // Which lines are parsed, and so every counter, is as with a full scan,
+  // save a match spanning a line break into or out of a skipped line
+  // (possible only for a pattern class that holds '\n'); RE2 matches one line,
+  // so such a hit never confirms.
+  static constexpr uint64_t kMemoFirstEnter = 4, kMemoFirstStay = 8;
+  bool memo_first_ok = false;  // the matcher allows it (shared database)
+  bool memo_first = false;     // for the current file's next block
+  uint64_t memo_replays = 0, memo_first_lines = 0;
+  // Where messages start in this file's lines (the prefix is the format's:
+  // time, host, tag), with their transport: the one that last found a memo
+  // line first, and the last other one a parsed candidate line showed.
+  struct MsgAt {
+    size_t off = 0;
+    Transport transport = kTransportApp;
+    bool known = false;
+    bool operator==(const MsgAt& o) const {
+      return off == o.off && transport == o.transport && known == o.known;
+    }
+  };
+  MsgAt msg_at[2];
+  std::vector<uint32_t> skip_hits;
+  MsgAt lookup_at;  // what memo_for_line matched the line with
+
+  void note_msg_offset(const LogRecord& r) {
+    const size_t off = static_cast<size_t>(r.msg.data() - r.raw.data());
+    if (off + r.msg.size() != r.raw.size()) return;  // not a suffix of the line
+    const MsgAt at{off, r.transport, true};
+    if (at == msg_at[0]) return;
+    msg_at[1] = at;
+    if (!msg_at[0].known) std::swap(msg_at[0], msg_at[1]);
+  }
+
+  MemoEntry* memo_at(std::string_view buf, size_t b, size_t e, const MsgAt& at) {
+    if (!at.known || e - b < at.off) return nullptr;
+    const size_t m = b + at.off;
+    if (at.off > 0) {
+      const unsigned char c = static_cast<unsigned char>(buf[m - 1]);
+      const bool word =
+          c == '_' || (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+      if (word || c == '\n' || c >= 0x80) return nullptr;
+    }
+    const std::string_view msg = buf.substr(m, e - m);
+    if (msg.size() > kMemoMsgBytes) return nullptr;
+    auto it = line_memo.find(memo_hash(msg, at.transport));
+    if (it == line_memo.end()) return nullptr;
+    MemoEntry& en = it->second;
+    if (en.transport != at.transport || en.msg != msg) return nullptr;
+    if (en.skip < 0) {  // first use: the message's own hits, and the proof
+      matcher.scan(en.msg, &en.msg_hits);
+      en.skip = matcher.hit_survives_context(en.msg_hits) ? 1 : 0;
+    }
+    return en.skip ? &en : nullptr;
+  }
+
+  // The memo entry whose message ends the line [b, e) after a usual prefix
+  // of the file and is proven to hit (see above), or nullptr.
+  MemoEntry* memo_for_line(std::string_view buf, size_t b, size_t e) {
+    for (int i = 0; i < 2; ++i) {
+      if (MemoEntry* en = memo_at(buf, b, e, msg_at[i])) {
+        if (i == 1) std::swap(msg_at[0], msg_at[1]);
+        lookup_at = msg_at[0];
+        return en;
+      }
+    }
+    return nullptr;
+  }
+
+  void memo_first_block(std::string_view buf, BlockWalk* w) {
+    size_t run = 0;  // start of the lines not yet scanned
+    for (size_t pos = 0; pos < buf.size();) {
+      const void* nl = std::memchr(buf.data() + pos, '\n', buf.size() - pos);
+      const size_t e =
+          nl ? static_cast<size_t>(static_cast<const char*>(nl) - buf.data()) : buf.size();
+      if (memo_for_line(buf, pos, e)) {
+        if (run < pos) scan_range(buf, run, pos, w);
+        // The run may have changed the memo (an entry added, the table
+        // cleared): look the line up again.
+        if (MemoEntry* en = memo_for_line(buf, pos, e)) {
+          skip_hits = en->msg_hits;  // process may rebuild the memo
+          ++memo_first_lines;
+          block_line(buf, pos, e, w, nullptr, 0, &skip_hits);
+        } else {
+          scan_range(buf, pos, std::min(buf.size(), e + 1), w);
+        }
+        run = std::min(buf.size(), e + 1);
+      }
+      pos = e + 1;
+    }
+    if (run < buf.size()) scan_range(buf, run, buf.size(), w);
+  }
+
+  // process() of a line whose message's own hits are known (memo-first).
+  // If its message is not the memo's (another prefix), it is a candidate
+  // line all the same: scan its message.
+  void process_exact(const LogRecord& rec, const std::vector<uint32_t>& exact) {
+    const size_t off = static_cast<size_t>(rec.msg.data() - rec.raw.data());
+    if (off + rec.msg.size() != rec.raw.size() || off != lookup_at.off ||
+        rec.transport != lookup_at.transport) {
+      process(rec);
+      return;
+    }
+    process(rec, exact.data(), exact.size(), /*superset=*/false);
+  }
 
   void replay_outcome(const Outcome& o, const LogRecord& rec) {
     stats.transport_mismatch += o.transport_mismatch;
@@ -1007,6 +1167,16 @@ bool Ingestor::ok() const {
 }
 size_t Ingestor::pattern_count() const {
   return impl_->matcher.patterns().size();
+}
+void Ingestor::set_memo_first(bool on) {
+  std::lock_guard lock(impl_->mu);
+  impl_->memo_first_ok =
+      on && impl_->line_memo_on && impl_->matcher.shared_database() && impl_->matcher.chunk_mode();
+  if (!on) impl_->memo_first = false;
+}
+uint64_t Ingestor::memo_first_lines() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->memo_first_lines;
 }
 
 // Workers read files ahead (at most kAhead per thread past the one being

@@ -22,6 +22,42 @@ Matcher::~Matcher() {
   if (chunk_db_) hs_free_database(chunk_db_);
 }
 
+namespace {
+// See PatternInfo::context_free. Conservative: any '^' past the first byte
+// outside a class, and \A \B \z \Z \G anywhere outside a class, make a
+// pattern context-dependent.
+bool pattern_context_free(const std::string& text) {
+  bool in_class = false;
+  for (size_t i = (!text.empty() && text[0] == '^') ? 1 : 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\\') {
+      if (i + 1 >= text.size()) return false;
+      const char n = text[++i];
+      if (!in_class && (n == 'A' || n == 'B' || n == 'z' || n == 'Z' || n == 'G')) return false;
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') in_class = false;
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      if (i + 1 < text.size() && text[i + 1] == '^') ++i;
+      if (i + 1 < text.size() && text[i + 1] == ']') ++i;
+      continue;
+    }
+    if (c == '^') return false;
+  }
+  return !in_class;
+}
+}  // namespace
+
+bool Matcher::hit_survives_context(const std::vector<uint32_t>& hits) const {
+  for (uint32_t h : hits)
+    if (h < patterns_.size() && patterns_[h].context_free) return true;
+  return false;
+}
+
 // Every signature compiled (RE2) and its patterns interned: one PatternInfo per distinct text.
 void Matcher::add_signatures(const KnowledgeBase& kb, std::vector<std::string>* notes) {
   std::unordered_map<std::string, uint32_t> by_text;
@@ -32,6 +68,7 @@ void Matcher::add_signatures(const KnowledgeBase& kb, std::vector<std::string>* 
       p.text = text;
       p.rep_sig = sig;
       p.rep_part = part;
+      p.context_free = pattern_context_free(text);
       patterns_.push_back(std::move(p));
     }
     return it->second;

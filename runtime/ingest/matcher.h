@@ -37,6 +37,11 @@ struct PatternInfo {
   // Its leading '^' was dropped for the shared database (a hit is then only
   // a candidate for RE2, like a prefilter, but not counted as a prefilter reject).
   bool anchor_dropped = false;
+  // No assertion that looks left of the match's start or at the buffer's
+  // ends (an inner '^', \A, \B, \z, \Z; a leading '^' is dropped): a hit of
+  // it in a message alone is then also a hit in any line that ends with that
+  // message after an ASCII non-word byte (Ingestor's memo-first blocks).
+  bool context_free = false;
 };
 
 struct SigInfo {
@@ -99,6 +104,9 @@ class Matcher {
   bool export_cache(MatcherCache* out) const;
   // The database came from kb.matcher_cache instead of a compile.
   bool from_cache() const { return from_cache_; }
+
+  // Some id of `hits` (from scan() of a message) is a context_free pattern.
+  bool hit_survives_context(const std::vector<uint32_t>& hits) const;
 
   // RE2 confirmation of pattern `p` (through its representative signature).
   bool confirm(uint32_t p, std::string_view text, FieldValues* caps) const;

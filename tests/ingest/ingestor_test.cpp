@@ -5,9 +5,10 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <new>
 
 #include "fixture.h"
 #include "reflex/ingest.h"
@@ -197,7 +198,7 @@ TEST_F(IngestorTest, GarbageIsCountedNotFatal) {
   text += std::string("NUL\0byte line", 13) + "\n";
   text += "invalid utf8 \xff\xfe\xc3\n";
   text += std::string(10 << 20, 'x') + "\n";  // a 10 MB line
-  text += std::string(kXid79) + "\n";  // still ingests what follows
+  text += std::string(kXid79) + "\n";         // still ingests what follows
   std::string p = write("hosts/node-0017/kern.log", text);
   IngestOptions o;
   auto ing = make(o);
@@ -297,7 +298,8 @@ TEST_F(IngestorTest, BlockModeAllocatesNothingPerNonMatchingLine) {
       std::snprintf(ts, sizeof ts, "2026-03-05T10:%02d:%02d,%06d+00:00 ", (i / 600) % 60,
                     (i / 10) % 60, (i % 10) * 100000);
       // invented benign chatter
-      s += std::string(ts) + "systemd[1]: Started Session " + std::to_string(i) + " of user root.\n";
+      s +=
+          std::string(ts) + "systemd[1]: Started Session " + std::to_string(i) + " of user root.\n";
     }
     // domain.md §2.3 Xid 79, so the test also sees the one line that matches
     s += "2026-03-05T11:00:00,000000+00:00 NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off "
@@ -357,7 +359,8 @@ TEST(IngestorTyping, SharedPatternWithDifferentFieldTypes) {
   ing.feed_record(rec);
   ing.finish();
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"as_hex:0x1f", "as_hex_again:0x1f", "as_string:0X1F"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"as_hex:0x1f", "as_hex_again:0x1f", "as_string:0X1F"}));
   EXPECT_EQ(ing.stats().rejected_by_when, 1u);  // as_string_lower
 }
 
@@ -433,9 +436,10 @@ TEST_F(IngestorTest, ChunkModeEqualsPerLineMode) {
     } else if (i % 333 == 0) {
       kern += std::string(ts) + "NVRM: Xid (PCI:0000:9b:00): 119, pid=2, Timeout after 6s\n";
     } else if (i == 4000) {  // peers.md multi-line message, continuation lines untimed
-      kern += "[ 1843.308145] NVRM: The NVIDIA GPU 0000:9b:00.0\n"
-              "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
-              "               NVRM: fallen off the bus and is not responding to commands.\n";
+      kern +=
+          "[ 1843.308145] NVRM: The NVIDIA GPU 0000:9b:00.0\n"
+          "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+          "               NVRM: fallen off the bus and is not responding to commands.\n";
     } else {
       kern += std::string(ts) + "systemd[1]: Started Session " + std::to_string(i) + ".\n";
     }
@@ -445,8 +449,10 @@ TEST_F(IngestorTest, ChunkModeEqualsPerLineMode) {
                std::to_string(10 + (i / 20) % 30) + ",123 [INFO] iteration " + std::to_string(i) +
                "\n";
     } else if (i % 511 == 0) {
-      train += "node-0017:1234:5678 [1] [Rank 1] Watchdog caught collective operation timeout: "
-               "WorkNCCL(SeqNum=" + std::to_string(i) + ", OpType=ALLREDUCE)\n";
+      train +=
+          "node-0017:1234:5678 [1] [Rank 1] Watchdog caught collective operation timeout: "
+          "WorkNCCL(SeqNum=" +
+          std::to_string(i) + ", OpType=ALLREDUCE)\n";
     } else {
       train += "node-0017:1234:5678 [1] NCCL INFO Channel 00/32 : 0[0] -> 1[1] via P2P/IPC\n";
     }
@@ -530,6 +536,77 @@ TEST_F(IngestorTest, ChunkModeBlocksAcrossReadBuffers) {
   EXPECT_EQ(st1.bytes, kern.size());
   EXPECT_EQ(st1.per_signature_hits, st2.per_signature_hits);
   EXPECT_EQ(st1.matched_lines, st2.matched_lines);
+}
+
+// A storm (most lines repeat a few messages behind a changing time prefix):
+// after the first block, lines whose message is in the line memo skip the
+// block scan (memo-first). Events and every counter must equal those of
+// scanning each block whole, with lines whose message follows a word byte, a
+// prefix of another width, or a prefix that the parser does not strip mixed in.
+TEST_F(IngestorTest, MemoFirstStormEqualsWholeBlockScan) {
+  std::string kern;
+  for (int i = 0; i < 60000; ++i) {
+    char ts[64];
+    std::snprintf(ts, sizeof ts, "2026-03-05T10:%02d:%02d,%06d+00:00 ", (i / 1000) % 60,
+                  (i / 17) % 60, (i % 17) * 50000);
+    // Xid 95 form of peers.md, with a few pids and devices (the storm's messages).
+    const std::string xid = "NVRM: Xid (PCI:0000:" + std::string(i % 2 ? "18" : "9b") +
+                            ":00): 95, pid=" + std::to_string(i % 23) + ", Uncontained: FBHUB.";
+    if (i % 7 == 3) {  // invented benign chatter
+      kern += std::string(ts) + "systemd[1]: Started Session " + std::to_string(i) + ".\n";
+    } else if (i % 101 == 5) {  // the same message behind a word byte: not a memo line
+      kern += std::string(ts) + "x" + xid + "\n";
+    } else if (i % 103 == 7) {  // a dmesg prefix of another width
+      kern += "[ 1843.308145] " + xid + "\n";
+    } else if (i % 107 == 9) {  // a prefix of the usual width that the parser keeps
+      kern += std::string(std::strlen(ts) - 1, 'z') + " " + xid + "\n";
+    } else if (i % 211 == 11) {  // another Xid, rarely (peers.md form)
+      kern += std::string(ts) + "NVRM: Xid (PCI:0000:9b:00): 119, pid=2, Timeout after 6s\n";
+    } else {
+      kern += std::string(ts) + xid + "\n";
+    }
+  }
+  ASSERT_GT(kern.size(), 3u << 20);
+  write("hosts/node-0017/kern.log", kern);
+  uint64_t memo_first = 0;
+  auto run = [&](bool memo) {
+    events_.clear();
+    auto ing = make();
+    ing->set_memo_first(memo);
+    std::string err;
+    EXPECT_TRUE(ing->read_bundle(dir_.string(), &err)) << err;
+    ing->finish();
+    if (memo) memo_first = ing->memo_first_lines();
+    std::vector<std::string> out;
+    for (auto& e : events_) {
+      std::string s = e.name + " " + e.device + " " + e.evidence + " " + std::to_string(e.count) +
+                      " " + (e.time.wall ? std::to_string(*e.time.wall) : "-") + " " + e.line;
+      for (auto& [k, v] : e.fields) s += " " + k + "=" + v;
+      out.push_back(s);
+    }
+    return std::make_pair(out, ing->stats_snapshot());
+  };
+  auto [whole, st1] = run(false);
+  auto [memo, st2] = run(true);
+  EXPECT_GT(memo_first, 30000u) << "the storm's lines were scanned, not taken from the memo";
+  EXPECT_EQ(whole, memo);
+  EXPECT_GT(memo.size(), 100u);
+  EXPECT_EQ(st1.lines, st2.lines);
+  EXPECT_EQ(st1.bytes, st2.bytes);
+  EXPECT_EQ(st1.matched_lines, st2.matched_lines);
+  EXPECT_EQ(st1.per_signature_hits, st2.per_signature_hits);
+  EXPECT_EQ(st1.rejected_by_when, st2.rejected_by_when);
+  EXPECT_EQ(st1.prefilter_rejects, st2.prefilter_rejects);
+  EXPECT_EQ(st1.transport_mismatch, st2.transport_mismatch);
+  EXPECT_EQ(st1.folded_by_dedup, st2.folded_by_dedup);
+  EXPECT_EQ(st1.events, st2.events);
+  EXPECT_EQ(st1.no_timestamp, st2.no_timestamp);
+  EXPECT_EQ(st1.unknown_hosts, st2.unknown_hosts);
+  EXPECT_EQ(st1.implausible_time, st2.implausible_time);
+  EXPECT_EQ(st1.invalid_utf8, st2.invalid_utf8);
+  EXPECT_EQ(st1.incomplete_multiline, st2.incomplete_multiline);
+  EXPECT_EQ(st1.unrecognized_lines, st2.unrecognized_lines);
+  EXPECT_EQ(st1.notes, st2.notes);
 }
 
 }  // namespace

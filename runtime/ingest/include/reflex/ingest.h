@@ -81,6 +81,11 @@ class Ingestor {
   bool ok() const;
   // Distinct patterns in the Hyperscan database (diagnostics / benchmarks).
   size_t pattern_count() const;
+  // Lines of a storm taken from the line memo without a Hyperscan scan
+  // (memo-first blocks; diagnostics / tests, not part of --stats).
+  uint64_t memo_first_lines() const;
+  // Off: every block of a chunk-mode file is scanned whole (tests compare).
+  void set_memo_first(bool on);
 
   // The counters so far. The reference stays valid but is only refreshed by
   // the next stats() call; from several threads use stats_snapshot().
