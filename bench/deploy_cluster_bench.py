@@ -308,6 +308,10 @@ for r in range(a.replays):
     last_write = time.time()
     poller.join(timeout=900)
     if "t" not in found:
+        for n in sorted(os.listdir(tmp)):  # the diagnosers' and agents' own words
+            if n.endswith(".log"):
+                with open(os.path.join(tmp, n), errors="replace") as f:
+                    print("---- %s\n%s" % (n, "".join(f.readlines()[-20:])))
         sys.exit("replay %d: no alert naming %s within 900 s" % (r + 1, truth))
     t_alert, got = found["t"], [found["alert"]]
     first_live = first_live or last_write
