@@ -26,6 +26,7 @@
 #include "cli_common.h"
 #include "daemon.h"
 #include "deploy_codec.h"
+#include "lease_keeper.h"
 #include "reflex/artifact.h"
 #include "reflex/bus.h"
 #include "reflex/compiler.h"
@@ -50,7 +51,6 @@ struct Shard {
   std::string cursor = "0";
   std::string cluster_cursor = "0";  // the cluster shard, read by every shard (below)
   SeenIds seen{kSeenIds};
-  Clock::time_point last_renew{};
   std::optional<Clock::time_point> last_trim;      // retention (--retention)
   std::optional<Clock::time_point> waiting_since;  // oldest event not yet answered
   std::vector<Diagnosis> out;                      // from the engine's callback
@@ -109,9 +109,11 @@ class RedisDiagnoser {
     int64_t retention_ms = 0;  // 0: no time-based retention
   };
 
-  RedisDiagnoser(Config cfg, bus::EventBus& bus, Metrics& metrics, AlertSink& alerts)
+  RedisDiagnoser(Config cfg, bus::EventBus& bus, LeaseKeeper& keeper, Metrics& metrics,
+                 AlertSink& alerts)
       : cfg_(std::move(cfg)),
         bus_(bus),
+        keeper_(keeper),
         metrics_(metrics),
         alerts_(alerts),
         renew_every_(cfg_.ttl_ms / 3) {}
@@ -131,7 +133,7 @@ class RedisDiagnoser {
           last_scan_ = now;
           scan_shards();
         }
-        renew_leases(now);
+        renew_leases();
         trim_shards(now);
         busy = read_shards();
       }
@@ -182,7 +184,7 @@ class RedisDiagnoser {
     Shard s;
     s.name = name;
     s.eng = std::make_unique<Engine>(cfg_.kb, cfg_.topo, cfg_.opts);
-    s.last_renew = Clock::now();
+    keeper_.add(name);
     auto [it, ok] = shards_.emplace(name, std::move(s));
     Shard* sp = &it->second;
     sp->eng->set_callback([sp](const Diagnosis& d) { sp->out.push_back(d); });
@@ -267,6 +269,7 @@ class RedisDiagnoser {
     }
     std::string name = victim->first, e;
     drain_out(victim->second);
+    keeper_.remove(name);  // no renewal after this: the release is final
     if (!bus_.release(name, cfg_.owner, &e)) {
       bus_error("release", e);
       return;
@@ -279,25 +282,14 @@ class RedisDiagnoser {
     shards_.erase(victim);
   }
 
-  // Renew; a lease not confirmed within its TTL is someone else's now.
-  void renew_leases(Clock::time_point now) {
+  // The keeper renews; a lease it could not confirm within its TTL, or
+  // found taken, is someone else's now.
+  void renew_leases() {
+    for (uint64_t n = keeper_.take_errors(); n > 0; --n) bus_error("renew lease", "failed");
     for (auto it = shards_.begin(); it != shards_.end();) {
-      Shard& s = it->second;
-      bool lost = false;
-      if (now - s.last_renew >= renew_every_) {
-        bool held = false;
-        std::string e;
-        if (bus_.lease(s.name, cfg_.owner, cfg_.ttl_ms, &held, &e)) {
-          if (held)
-            s.last_renew = now;
-          else
-            lost = true;
-        } else {
-          bus_error("renew lease", e);
-        }
-        if (now - s.last_renew > std::chrono::milliseconds(cfg_.ttl_ms)) lost = true;
-      }
-      if (lost) {
+      if (!keeper_.held(it->first)) {
+        Shard& s = it->second;
+        keeper_.remove(s.name);
         metrics_.add("reflex_watch_leases_lost_total");
         log(Level::warn, "lost shard " + s.name + " (lease taken or not renewed in time)");
         alerts_.forget_shard(s.name);
@@ -470,6 +462,7 @@ class RedisDiagnoser {
     alerts_.tick();
     for (auto& [name, s] : shards_) {
       std::string e;
+      keeper_.remove(name);
       bus_.release(name, cfg_.owner, &e);
     }
     std::vector<std::string> live;
@@ -481,6 +474,7 @@ class RedisDiagnoser {
   const Config cfg_;
   uint64_t fed_ = 0;  // events fed since read_shards last counted them
   bus::EventBus& bus_;
+  LeaseKeeper& keeper_;
   Metrics& metrics_;
   AlertSink& alerts_;
   const std::chrono::milliseconds renew_every_;
@@ -598,7 +592,14 @@ int run_watch_redis(int argc, char** argv) {
   cfg.ttl_ms = static_cast<int>(ttl_s * 1000);
   cfg.read_batch = read_batch;
   cfg.retention_ms = static_cast<int64_t>(retention_s * 1000);
-  RedisDiagnoser diagnoser(std::move(cfg), *bus, metrics, alerts);
+  // Leases are renewed over a connection of their own, on their own thread.
+  auto lease_bus = bus::make_redis_bus(redis_url, {}, &err);
+  if (!lease_bus) {
+    log(Level::error, "--redis: " + err);
+    return 2;
+  }
+  LeaseKeeper keeper(std::move(lease_bus), cfg.owner, cfg.ttl_ms);
+  RedisDiagnoser diagnoser(std::move(cfg), *bus, keeper, metrics, alerts);
   diagnoser.run();
   return 0;
 }
