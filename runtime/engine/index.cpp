@@ -5,6 +5,10 @@
 #include <charconv>
 #include <stdexcept>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace reflex::engine {
 
 uint32_t Interner::id(std::string_view s) {
@@ -268,6 +272,7 @@ const std::string* EventIndex::binding(uint32_t i, std::string_view key) const {
 }
 
 void EventIndex::sort_events(std::vector<uint32_t>& v, bool descending) const {
+  if (v.size() < 2) return;  // most device probes find one event or none
   struct Key {
     bool nowall;
     int64_t lo;
@@ -401,6 +406,37 @@ void EventIndex::bind_topology(const Topology& topo) {
     topo_of_.push_back(d);
     if (d != Topology::kNoDevice) interned_of_[size_t(d)] = static_cast<uint32_t>(s);
   }
+  advise_huge_pages();
+}
+
+void HugeAdvice::update(const void* p_at, size_t p_bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
+  if (at != p_at) at = p_at, bytes = 0;  // a new buffer (the vector grew)
+  if (p_bytes < bytes + kHuge) return;   // not one more whole page
+  auto p = reinterpret_cast<uintptr_t>(at);
+  uintptr_t from = (p + bytes + kHuge - 1) & ~(kHuge - 1), to = (p + p_bytes) & ~(kHuge - 1);
+  bytes = p_bytes;
+  if (to <= from) return;
+  void* start = reinterpret_cast<void*>(from);
+  // MADV_COLLAPSE (Linux 6.1) makes the pages huge now, whatever the THP
+  // setting; MADV_HUGEPAGE (the fallback) only marks them for khugepaged.
+  constexpr int kCollapse = 25;  // MADV_COLLAPSE: not in glibc 2.36's headers
+  if (madvise(start, to - from, kCollapse) != 0) madvise(start, to - from, MADV_HUGEPAGE);
+#else
+  (void)p_at, (void)p_bytes;
+#endif
+}
+
+void EventIndex::advise_huge_pages() {
+  auto vec = [](HugeAdvice& a, const auto& v) { a.update(v.data(), v.size() * sizeof(v[0])); };
+  vec(advised_[0], recs_);
+  vec(advised_[1], stored_);
+  vec(advised_[2], nd_slots_);
+  vec(advised_[3], dev_lists_);
+  vec(advised_[4], topo_of_);
+  vec(advised_[5], interned_of_);
+  for (auto& [name, nl] : names_) vec(nl.wall_advice, nl.wall);
 }
 
 void EventIndex::sort_all() {

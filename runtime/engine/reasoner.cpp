@@ -354,6 +354,20 @@ class Reasoner {
   // Scratch of the device probe (accept() never re-enters candidates()).
   std::vector<Topology::DeviceId> topo_ids_;
   std::vector<uint32_t> probe_devs_, probe_found_;
+  // The query topo_ids_ answers: an effect's rules probe its one device
+  // under the same relation several times (a rank's GPU for each fault
+  // name that runs_on ties to it), and the answer does not change.
+  struct RelatedQuery {
+    Relation rel;
+    Topology::DeviceId id;
+    bool lhs;
+    DeviceKind kind;
+    size_t limit;
+  };
+  std::optional<RelatedQuery> related_q_;
+  // topo_.related_device_ids() into topo_ids_, unless it holds the answer:
+  // all of it (at most the limit it was asked with), or more than `limit`.
+  void related_ids(Relation rel, Topology::DeviceId id, bool lhs, DeviceKind kind, size_t limit);
   // Small-window probes that found too many related devices, by rule index:
   // the scan finds the same candidates, so a rule whose probes keep missing
   // (e.g. same_job from a rank: the whole job relates) stops trying them.
@@ -370,6 +384,36 @@ class Reasoner {
   }
   U32Map scan_hint_of_;  // cause name -> scan_hints_ slot
   std::vector<std::pair<size_t, size_t>> scan_hints_;
+
+  // The scanned window of a rule's cause events, as the scan reads them:
+  // the ~512 effects of an incident scan the same window, and reading each
+  // candidate's record, device id and heal time from one contiguous array
+  // misses the cache once per window instead of once per (effect, cause).
+  // Filled in scan order (latest first) as far as a scan got.
+  struct WinEv {
+    rules::EventSpan span;
+    int64_t heal;  // healed_at(ev), or kHealUnknown until first needed
+    uint32_t clock;
+    Topology::DeviceId topo;  // of the event's own device
+    uint32_t ev;
+  };
+  static constexpr int64_t kHealUnknown = kNoWall + 1;
+  struct Window {
+    size_t bi = 0, ei = 0;  // nl->wall[bi, ei) of the cause name
+    std::vector<WinEv> evs;
+  };
+  std::vector<Window> windows_;  // by rule index
+  // Per rule index: 1 when every `where` reference is an event's own device
+  // (no binding), so the check needs only the two cached topology ids.
+  std::vector<uint8_t> plain_where_;
+  Window* window_of(const Rule& r, size_t bi, size_t ei);
+  bool where_ok_ids(const Rule& r, uint32_t cause_ev, Topology::DeviceId cause_id,
+                    uint32_t effect_ev, Topology::DeviceId effect_id) const;
+  // consider() of candidates() over nl.wall[bi, ei), latest first, through the
+  // rule's window (it counts into *scanned and *taken as consider() does).
+  template <class F>
+  void scan_window(const Rule& r, const NameList& nl, size_t bi, size_t ei, uint32_t effect_ev,
+                   size_t* scanned, size_t* taken, F& accept);
 };
 
 uint32_t Reasoner::node_of(uint32_t ev, bool* added) {
@@ -502,6 +546,83 @@ void Reasoner::events_on_devices(uint32_t name, const std::vector<uint32_t>& dev
   ix_.sort_events(*found, /*descending=*/true);
 }
 
+void Reasoner::related_ids(Relation rel, Topology::DeviceId id, bool lhs, DeviceKind kind,
+                           size_t limit) {
+  if (const RelatedQuery* q = related_q_ ? &*related_q_ : nullptr;
+      q && q->rel == rel && q->id == id && q->lhs == lhs && q->kind == kind &&
+      (topo_ids_.size() <= q->limit || limit <= q->limit))
+    return;  // complete, or known to exceed `limit`: what a new call would tell
+  topo_.related_device_ids(rel, id, lhs, kind, &topo_ids_, limit);
+  related_q_ = RelatedQuery{rel, id, lhs, kind, limit};
+}
+
+Reasoner::Window* Reasoner::window_of(const Rule& r, size_t bi, size_t ei) {
+  if (&r < kb_.rules.data() || &r >= kb_.rules.data() + kb_.rules.size()) return nullptr;
+  size_t i = static_cast<size_t>(&r - kb_.rules.data());
+  if (windows_.empty()) {
+    windows_.resize(kb_.rules.size());
+    plain_where_.resize(kb_.rules.size());
+    for (size_t k = 0; k < kb_.rules.size(); ++k) {
+      bool plain = true;
+      for (auto& c : kb_.rules[k].where)
+        plain = plain && c.lhs.binding.empty() && c.rhs.binding.empty();
+      plain_where_[k] = plain;
+    }
+  }
+  Window& w = windows_[i];
+  if (w.bi != bi || w.ei != ei) {
+    w.bi = bi, w.ei = ei;
+    w.evs.clear();
+  }
+  return &w;
+}
+
+bool Reasoner::where_ok_ids(const Rule& r, uint32_t cause_ev, Topology::DeviceId cause_id,
+                            uint32_t effect_ev, Topology::DeviceId effect_id) const {
+  size_t i = static_cast<size_t>(&r - kb_.rules.data());
+  if (!plain_where_[i]) return where_ok(r, cause_ev, effect_ev);
+  // where_holds_by with both ids known, relation by relation; at the first
+  // side without a topology id the general check decides (the relations
+  // before it held, so it decides as it would have from the start).
+  for (const RelationConstraint& c : r.where) {
+    Topology::DeviceId ia = c.lhs.side == DeviceRef::Side::effect ? effect_id : cause_id;
+    Topology::DeviceId ib = c.rhs.side == DeviceRef::Side::effect ? effect_id : cause_id;
+    if (ia == Topology::kNoDevice || ib == Topology::kNoDevice)
+      return where_ok(r, cause_ev, effect_ev);
+    if (!topo_.related(c.rel, ia, ib)) return false;
+  }
+  return true;
+}
+
+template <class F>
+void Reasoner::scan_window(const Rule& r, const NameList& nl, size_t bi, size_t ei,
+                           uint32_t effect_ev, size_t* scanned, size_t* taken, F& accept) {
+  Window* w = window_of(r, bi, ei);
+  const Rec& er = ix_.rec(effect_ev);
+  const Topology::DeviceId eid = ix_.topo_id(er.device);
+  for (size_t k = 0; k < ei - bi; ++k) {
+    if (k == w->evs.size()) {
+      uint32_t c = nl.wall[ei - 1 - k];
+      const Rec& rc = ix_.rec(c);
+      w->evs.push_back({rc, kHealUnknown, rc.clock, ix_.topo_id(rc.device), c});
+    }
+    WinEv& we = w->evs[k];
+    if (we.ev == effect_ev) continue;
+    if (++*scanned > kScanLimit) {
+      truncated_ = true;
+      return;
+    }
+    const bool same_clock = we.clock == er.clock;
+    rules::WindowFit fit = rules::window_fit(we.span, er, same_clock, r, o_.clock_skew_s);
+    if (fit == rules::WindowFit::outside) continue;
+    if (we.heal == kHealUnknown) we.heal = healed_at(we.ev);
+    if (rules::after_heal(we.heal, er, same_clock, r, o_.clock_skew_s)) continue;
+    if (!where_ok_ids(r, we.ev, we.topo, effect_ev, eid)) continue;
+    accept(we.ev, fit == rules::WindowFit::unknown);
+    if (++*taken >= o_.max_candidates_per_rule) return;
+  }
+}
+
 template <class Probe>
 bool Reasoner::probe_window(size_t n, const Rule& r, Probe&& probe) {
   // A large window is probed by device when the related devices are not too
@@ -555,7 +676,7 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
       std::vector<uint32_t>& dev_ids = probe_devs_;
       dev_ids.clear();
       if (other_id != Topology::kNoDevice) {
-        topo_.related_device_ids(c.rel, other_id, lhs_cause, cs->kind, &topo_ids_, max_devices);
+        related_ids(c.rel, other_id, lhs_cause, cs->kind, max_devices);
         if (topo_ids_.size() > max_devices) continue;
         for (Topology::DeviceId d : topo_ids_) dev_ids.push_back(ix_.interned_of(d));
       } else {
@@ -592,9 +713,13 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
     auto en = nl->wall.begin() + static_cast<std::ptrdiff_t>(ei);
     size_t n = static_cast<size_t>(en - b);
     if (!probe_window(n, r, [&](size_t most) { return device_probe(lower, upper, most); })) {
-      for (auto it = en; it != b;) {
-        --it;
-        if (!consider(*it)) break;
+      if (!window_of(r, bi, ei)) {  // a rule not of the KB (no cache slot)
+        for (auto it = en; it != b;) {
+          --it;
+          if (!consider(*it)) break;
+        }
+      } else {
+        scan_window(r, *nl, bi, ei, effect_ev, &scanned, &taken, accept);
       }
     }
     // Events without wall time are compared by monotonic time within their clock.

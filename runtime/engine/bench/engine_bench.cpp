@@ -179,6 +179,19 @@ double heap_mib() {
 #endif
 }
 
+// Anonymous memory backed by 2 MiB pages (Linux; -1 elsewhere): whether
+// EventIndex::advise_huge_pages() took effect.
+double huge_mib() {
+  std::FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
+  if (!f) return -1;
+  char line[256];
+  double kb = -1;
+  while (std::fgets(line, sizeof line, f))
+    if (!std::strncmp(line, "AnonHugePages:", 14)) kb = std::strtod(line + 14, nullptr);
+  std::fclose(f);
+  return kb < 0 ? -1 : kb / 1024.0;
+}
+
 // The incidents' symptom events and the device each should blame.
 struct Incidents {
   std::vector<std::vector<uint32_t>> symptoms;
@@ -316,6 +329,7 @@ int main(int argc, char** argv) {
   std::printf("  top-1 correct        %d / %d\n", tm.correct, a.incidents);
   std::printf("  heap in use          topology %.0f MiB, + events and index %.0f MiB\n", heap_topo,
               heap_events - heap_topo);
-  std::printf("  peak RSS             %.0f MiB\n", ru.ru_maxrss / 1024.0);
+  std::printf("  peak RSS             %.0f MiB (%.0f MiB in 2 MiB pages)\n", ru.ru_maxrss / 1024.0,
+              huge_mib());
   return tm.correct == a.incidents ? 0 : 1;
 }
