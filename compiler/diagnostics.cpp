@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <tuple>
 
 namespace reflex::compiler {
@@ -272,7 +273,8 @@ void DiagEngine::note(Diagnostic& d, std::string message) {
 }
 
 std::vector<Diagnostic> DiagEngine::take() {
-  std::vector<Diagnostic> out(diags_.begin(), diags_.end());
+  std::vector<Diagnostic> out(std::make_move_iterator(diags_.begin()),
+                              std::make_move_iterator(diags_.end()));
   diags_.clear();
   for (auto& d : out) {
     auto it = lines_.find(d.loc.file);
@@ -283,10 +285,13 @@ std::vector<Diagnostic> DiagEngine::take() {
       d.length = 0;  // no source text to show (e.g. a file too large to read)
   }
   // Location-less diagnostics (unit-wide) go last.
+  // The key refers to the strings, not copies: a sort of many diagnostics
+  // otherwise allocates per comparison.
   std::stable_sort(out.begin(), out.end(), [](const Diagnostic& a, const Diagnostic& b) {
     auto key = [](const Diagnostic& d) {
-      return std::make_tuple(d.loc.file.empty(), d.loc.file, d.loc.line, d.loc.col,
-                             sev_rank(d.severity), d.code, d.message);
+      return std::tuple<bool, const std::string&, int, int, int, const std::string&,
+                        const std::string&>(d.loc.file.empty(), d.loc.file, d.loc.line, d.loc.col,
+                                            sev_rank(d.severity), d.code, d.message);
     };
     return key(a) < key(b);
   });

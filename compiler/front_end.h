@@ -54,6 +54,22 @@ class CollectingListener : public antlr4::BaseErrorListener {
   size_t last_token_ = static_cast<size_t>(-1);
 };
 
+// ANTLR's DefaultErrorStrategy with the same recovery and shorter messages.
+// Its own messages spell out the expected tokens ("mismatched input 'x'
+// expecting {...}") and copy the exception for the listener; the listener
+// words every error from the parser's state and reads of the message only
+// whether it starts with "missing ". So the messages are cut to their first
+// words: the same recovery and diagnostics, less work per syntax error.
+class WordingErrorStrategy : public antlr4::DefaultErrorStrategy {
+ protected:
+  void reportNoViableAlternative(antlr4::Parser* recognizer,
+                                 const antlr4::NoViableAltException& e) override;
+  void reportInputMismatch(antlr4::Parser* recognizer,
+                           const antlr4::InputMismatchException& e) override;
+  void reportUnwantedToken(antlr4::Parser* recognizer) override;
+  void reportMissingToken(antlr4::Parser* recognizer) override;
+};
+
 // ---- parse tree -> AST (ast_builder.cpp) ----
 // The tree's declarations into file.decls; one containing a syntax error (a
 // parser error token, or a lexer error token) is kept for its name only.

@@ -218,7 +218,7 @@ bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& optio
     if (tree == nullptr) {
       parser.reset();  // rewinds the token stream, frees the first tree
       sim->setPredictionMode(antlr4::atn::PredictionMode::LL);
-      parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
+      parser.setErrorHandler(std::make_shared<WordingErrorStrategy>());
       parser.addErrorListener(&listener);
       try {
         tree = parser.file();

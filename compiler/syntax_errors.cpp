@@ -1,7 +1,6 @@
 // Token positions and descriptions, and the listener that turns ANTLR's
 // syntax errors into diagnostics with human wording.
 #include <algorithm>
-#include <set>
 
 #include "front_end.h"
 
@@ -150,16 +149,40 @@ void CollectingListener::syntaxError(antlr4::Recognizer* recognizer, antlr4::Tok
   diags_.report(DiagId::syntax_error, r, humanize(recognizer, offending, msg));
 }
 
+void WordingErrorStrategy::reportNoViableAlternative(antlr4::Parser* recognizer,
+                                                     const antlr4::NoViableAltException& e) {
+  recognizer->notifyErrorListeners(e.getOffendingToken(), "no viable alternative", nullptr);
+}
+
+void WordingErrorStrategy::reportInputMismatch(antlr4::Parser* recognizer,
+                                               const antlr4::InputMismatchException& e) {
+  recognizer->notifyErrorListeners(e.getOffendingToken(), "mismatched input", nullptr);
+}
+
+// As DefaultErrorStrategy's: once per error condition.
+void WordingErrorStrategy::reportUnwantedToken(antlr4::Parser* recognizer) {
+  if (inErrorRecoveryMode(recognizer)) return;
+  beginErrorCondition(recognizer);
+  recognizer->notifyErrorListeners(recognizer->getCurrentToken(), "extraneous input", nullptr);
+}
+
+void WordingErrorStrategy::reportMissingToken(antlr4::Parser* recognizer) {
+  if (inErrorRecoveryMode(recognizer)) return;
+  beginErrorCondition(recognizer);
+  recognizer->notifyErrorListeners(recognizer->getCurrentToken(), "missing ", nullptr);
+}
+
 std::string CollectingListener::humanize(antlr4::Recognizer* recognizer, antlr4::Token* offending,
                                          const std::string& msg) {
   auto* parser = dynamic_cast<antlr4::Parser*>(recognizer);
   std::vector<std::string> expected;
-  std::set<size_t> types;
+  std::vector<size_t> types;  // ascending and distinct, as an IntervalSet lists them
+  auto has = [&types](size_t t) { return std::binary_search(types.begin(), types.end(), t); };
   if (parser != nullptr) {
     try {
       for (auto t : parser->getExpectedTokens().toList()) {
         if (t < 0) continue;
-        types.insert(static_cast<size_t>(t));
+        types.push_back(static_cast<size_t>(t));
       }
     } catch (...) {
     }
@@ -167,9 +190,9 @@ std::string CollectingListener::humanize(antlr4::Recognizer* recognizer, antlr4:
     // Which keywords are soft is the grammar's `name` rule (read from the
     // ATN, so the list is written once, in Reflex.g4).
     const antlr4::atn::ATN& atn = parser->getATN();
-    const antlr4::misc::IntervalSet name_tokens =
+    const antlr4::misc::IntervalSet& name_tokens =
         atn.nextTokens(atn.ruleToStartState[ReflexParser::RuleName]);
-    bool name_expected = types.count(ReflexParser::ID) > 0;
+    bool name_expected = has(ReflexParser::ID);
     for (size_t t : types) {
       if (name_expected && t != ReflexParser::ID && name_tokens.contains(t)) continue;
       expected.push_back(describe_token_type(parser->getVocabulary(), t));
@@ -185,7 +208,7 @@ std::string CollectingListener::humanize(antlr4::Recognizer* recognizer, antlr4:
         return "unexpected '='; use '==' to compare";
     }
   }
-  if (types.count(ReflexParser::DURATION) && offending && offending->getType() == ReflexParser::ID)
+  if (has(ReflexParser::DURATION) && offending && offending->getType() == ReflexParser::ID)
     return "expected a duration (e.g. 30s, 500ms, 10m), found " + found;
   std::string want;
   bool statement = false, declaration = false;
