@@ -36,10 +36,12 @@ bool LeaseKeeper::held(const std::string& shard) const {
          Clock::now() - it->second.confirmed <= std::chrono::milliseconds(ttl_ms_);
 }
 
-uint64_t LeaseKeeper::take_errors() {
+uint64_t LeaseKeeper::take_errors(std::string* last) {
   std::lock_guard<std::mutex> lk(state_mu_);
   uint64_t n = errors_;
   errors_ = 0;
+  *last = std::move(last_error_);
+  last_error_.clear();
   return n;
 }
 
@@ -55,7 +57,7 @@ void LeaseKeeper::renew_all() {
     {
       std::lock_guard<std::mutex> lk(state_mu_);
       if (stop_) return;
-      if (!shards_.count(name)) continue;  // removed meanwhile (cannot be: remove waits)
+      if (!shards_.count(name)) continue;  // defensive: remove() waits for this pass
     }
     auto asked = Clock::now();
     bool ours = false;
@@ -64,9 +66,10 @@ void LeaseKeeper::renew_all() {
     std::lock_guard<std::mutex> lk(state_mu_);
     auto it = shards_.find(name);
     if (it == shards_.end()) continue;
-    if (!ok)
+    if (!ok) {
       ++errors_;
-    else if (ours)
+      last_error_ = err;
+    } else if (ours)
       it->second.confirmed = asked;  // the TTL runs from when it was asked
     else
       it->second.taken = true;

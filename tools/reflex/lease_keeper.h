@@ -35,8 +35,9 @@ class LeaseKeeper {
   void remove(const std::string& shard);
   // Still ours: confirmed by Redis within the TTL and not found taken.
   bool held(const std::string& shard) const;
-  // Failed renewal calls since the last call (for the bus error metric).
-  uint64_t take_errors();
+  // Failed renewal calls since the last call (for the bus error metric),
+  // and the last one's error.
+  uint64_t take_errors(std::string* last);
 
  private:
   void loop();
@@ -54,6 +55,7 @@ class LeaseKeeper {
   std::condition_variable cv_;
   std::map<std::string, State> shards_;
   uint64_t errors_ = 0;
+  std::string last_error_;
   bool stop_ = false;
   std::thread thread_;
 };

@@ -285,7 +285,11 @@ class RedisDiagnoser {
   // The keeper renews; a lease it could not confirm within its TTL, or
   // found taken, is someone else's now.
   void renew_leases() {
-    for (uint64_t n = keeper_.take_errors(); n > 0; --n) bus_error("renew lease", "failed");
+    std::string err;
+    if (uint64_t n = keeper_.take_errors(&err)) {  // one backoff and warning for the lot
+      metrics_.add("reflex_watch_bus_errors_total", static_cast<double>(n - 1));
+      bus_error("renew lease", err);
+    }
     for (auto it = shards_.begin(); it != shards_.end();) {
       if (!keeper_.held(it->first)) {
         Shard& s = it->second;
