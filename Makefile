@@ -62,13 +62,14 @@ fuzz-build: setup
 
 fuzz: fuzz-build
 	@mkdir -p tests/fuzz/corpus tests/fuzz/runtime_corpus
-	@build-fuzz/tests/fuzz/fuzz_rfx -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 tests/fuzz/corpus tests/fuzz/seeds
+	@build-fuzz/tests/fuzz/fuzz_rfx -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -dict=tests/fuzz/rfx.dict tests/fuzz/corpus tests/fuzz/seeds
 	@build-fuzz/tests/fuzz/fuzz_runtime -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=20 tests/fuzz/runtime_corpus tests/fuzz/runtime_seeds
 
 # The fast targets (tests/fuzz/fuzz_fast.cpp: topology loader, line parser,
 # envelope decoder, artifact decoder, .rfx front end without the regex
 # compile, event codec), FUZZ_FAST_SECONDS each, growing the committed
-# corpora tests/fuzz/corpus_<name> (every build replays them).
+# corpora tests/fuzz/corpus_<name> (every build replays them). The .rfx
+# targets get the grammar's keywords as a dictionary (tests/fuzz/rfx.dict).
 FUZZ_FAST_SECONDS ?= 60
 FUZZ_FAST = topology line_parser envelope artifact rfx_sema codec
 # Optimised (-O1, asserts kept) as libFuzzer advises, in their own clang tree;
@@ -88,10 +89,10 @@ fuzz-fast: build fuzz-configure fuzz-artifact-seed
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_FAST))
 	@for t in $(FUZZ_FAST); do \
 	  seeds=tests/fuzz/seeds_fast/lines; \
-	  case $$t in topology) seeds="kb/tests/topologies examples/incident-pcie";; envelope) seeds=tests/fuzz/seeds_fast/envelopes;; artifact) seeds=$(FUZZ_BUILD)/artifact_seed;; rfx_sema) seeds=tests/fuzz/seeds;; codec) seeds=tests/fuzz/seeds_fast/events;; esac; \
+	  dict=; case $$t in topology) seeds="kb/tests/topologies examples/incident-pcie";; envelope) seeds=tests/fuzz/seeds_fast/envelopes;; artifact) seeds=$(FUZZ_BUILD)/artifact_seed;; rfx_sema) seeds=tests/fuzz/seeds dict=-dict=tests/fuzz/rfx.dict;; codec) seeds=tests/fuzz/seeds_fast/events;; esac; \
 	  mkdir -p tests/fuzz/corpus_$$t; \
 	  echo "== fuzz_$$t ($(FUZZ_FAST_SECONDS) s)"; \
-	  $(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_FAST_SECONDS) -entropic=0 -max_len=16384 -timeout=10 -print_final_stats=1 tests/fuzz/corpus_$$t $$seeds >$(FUZZ_BUILD)/fuzz_$$t.log 2>&1; rc=$$?; \
+	  $(FUZZ_BUILD)/tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_FAST_SECONDS) -entropic=0 -max_len=16384 -timeout=10 -print_final_stats=1 $$dict tests/fuzz/corpus_$$t $$seeds >$(FUZZ_BUILD)/fuzz_$$t.log 2>&1; rc=$$?; \
 	  grep -E "stat::number_of_executed_units|stat::average_exec_per_sec|ERROR|SUMMARY" $(FUZZ_BUILD)/fuzz_$$t.log; \
 	  [ $$rc -eq 0 ] || { echo "fuzz_$$t failed (exit $$rc): $(FUZZ_BUILD)/fuzz_$$t.log"; exit 1; }; \
 	done

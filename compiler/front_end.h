@@ -60,8 +60,24 @@ class CollectingListener : public antlr4::BaseErrorListener {
 // words every error from the parser's state and reads of the message only
 // whether it starts with "missing ". So the messages are cut to their first
 // words: the same recovery and diagnostics, less work per syntax error.
+//
+// Recovery computes the same sets as DefaultErrorStrategy but asks them
+// membership questions instead of building them: ANTLR copies and unions an
+// IntervalSet (heap vectors) per invocation level for the expected tokens,
+// the full-context LOOK of single-token insertion and the recovery set, and
+// copies the within-rule follow set on every sync() of every loop
+// iteration. The answers come from the ATN's cached within-rule sets,
+// walked up the invocation stack (ATN::getExpectedTokens' own walk), so
+// which tokens are deleted, inserted and skipped is unchanged.
 class WordingErrorStrategy : public antlr4::DefaultErrorStrategy {
+ public:
+  void recover(antlr4::Parser* recognizer, std::exception_ptr e) override;
+  void sync(antlr4::Parser* recognizer) override;
+
  protected:
+  bool singleTokenInsertion(antlr4::Parser* recognizer) override;
+  antlr4::Token* singleTokenDeletion(antlr4::Parser* recognizer) override;
+
   void reportNoViableAlternative(antlr4::Parser* recognizer,
                                  const antlr4::NoViableAltException& e) override;
   void reportInputMismatch(antlr4::Parser* recognizer,

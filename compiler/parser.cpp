@@ -136,13 +136,21 @@ bool text_is_parseable(const SourceFile& file, DiagEngine& diags, const CompileO
   return true;
 }
 
+bool is_lex_error(size_t type) {
+  return type == ReflexParser::UNTERMINATED_STRING ||
+         type == ReflexParser::UNTERMINATED_TRIPLE_STRING ||
+         type == ReflexParser::UNTERMINATED_REGEX || type == ReflexParser::BAD_CHAR;
+}
+
 // The lexer's error tokens as diagnostics, one per line (at most
-// max_errors_per_file).
-void report_lex_errors(const std::string& path, const std::vector<antlr4::Token*>& all,
+// max_errors_per_file). Returns whether there was any.
+bool report_lex_errors(const std::string& path, const std::vector<antlr4::Token*>& all,
                        DiagEngine& diags, const CompileOptions& options) {
   int lex_errors = 0;
   std::set<size_t> bad_lines;
+  bool any = false;
   for (const auto* t : all) {
+    any = any || is_lex_error(t->getType());
     DiagId id;
     std::string msg;
     switch (t->getType()) {
@@ -171,6 +179,7 @@ void report_lex_errors(const std::string& path, const std::vector<antlr4::Token*
     SrcRange r = token_range(path, t);
     diags.report(id, r, msg);
   }
+  return any;
 }
 
 }  // namespace
@@ -196,27 +205,31 @@ bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& optio
       return false;
     }
 
-    report_lex_errors(file.path, all, diags, options);
+    const bool lex_errors = report_lex_errors(file.path, all, diags, options);
 
     // Two stages, as ANTLR advises: SLL prediction with a bail-out strategy
     // is correct whenever it succeeds (the same tree as full LL) and much
     // cheaper; only on a failure (a syntax error, or input that needs full
     // context) is the file parsed again with full LL and the error listener,
     // so syntax errors and their wording are those of a single LL parse.
+    // A lexer error token is in no parser rule, so with one the first stage
+    // would fail: it is skipped.
     ReflexParser parser(&tokens);
     parser.removeErrorListeners();
     auto* sim = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
-    sim->setPredictionMode(antlr4::atn::PredictionMode::SLL);
-    parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
     ReflexParser::FileContext* tree = nullptr;
     CollectingListener listener(file.path, diags, options.max_errors_per_file);
-    try {
-      tree = parser.file();
-    } catch (const antlr4::ParseCancellationException&) {
-      tree = nullptr;
+    if (!lex_errors) {
+      sim->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+      parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+      try {
+        tree = parser.file();
+      } catch (const antlr4::ParseCancellationException&) {
+        tree = nullptr;
+      }
     }
     if (tree == nullptr) {
-      parser.reset();  // rewinds the token stream, frees the first tree
+      if (!lex_errors) parser.reset();  // rewinds the token stream, frees the first tree
       sim->setPredictionMode(antlr4::atn::PredictionMode::LL);
       parser.setErrorHandler(std::make_shared<WordingErrorStrategy>());
       parser.addErrorListener(&listener);

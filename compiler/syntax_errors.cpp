@@ -149,6 +149,129 @@ void CollectingListener::syntaxError(antlr4::Recognizer* recognizer, antlr4::Tok
   diags_.report(DiagId::syntax_error, r, humanize(recognizer, offending, msg));
 }
 
+namespace {
+
+using antlr4::atn::ATN;
+using antlr4::atn::ATNState;
+
+// The ATN state a parse context was invoked from returns to.
+ATNState* return_state(const ATN& atn, const antlr4::RuleContext* ctx) {
+  const auto* rt = static_cast<const antlr4::atn::RuleTransition*>(
+      atn.states[ctx->invokingState]->transitions[0]);
+  return rt->followState;
+}
+
+bool is_root(const antlr4::RuleContext* ctx) {
+  return ctx == nullptr || ctx->invokingState == ATNState::INVALID_STATE_NUMBER;
+}
+
+// ATN::getExpectedTokens(s, ctx).contains(type), and the same for
+// ATN::nextTokens(s, ctx) (the full-context LOOK: within-rule sets chained
+// through the return states, end of file past the start rule), without
+// building the set. `type` is a token type (never EPSILON).
+bool can_follow(const ATN& atn, ATNState* s, const antlr4::RuleContext* ctx, size_t type) {
+  for (;;) {
+    const antlr4::misc::IntervalSet& follow = atn.nextTokens(s);
+    if (follow.contains(type)) return true;
+    if (!follow.contains(antlr4::Token::EPSILON)) return false;
+    if (is_root(ctx)) return type == antlr4::Token::EOF;
+    s = return_state(atn, ctx);
+    ctx = static_cast<const antlr4::RuleContext*>(ctx->parent);
+  }
+}
+
+// DefaultErrorStrategy::getErrorRecoverySet(recognizer).contains(type): what
+// follows any rule invocation on the stack.
+bool in_recovery_set(const ATN& atn, const antlr4::RuleContext* ctx, size_t type) {
+  for (; !is_root(ctx); ctx = static_cast<const antlr4::RuleContext*>(ctx->parent)) {
+    if (atn.nextTokens(return_state(atn, ctx)).contains(type)) return true;
+  }
+  return false;
+}
+
+// DefaultErrorStrategy::consumeUntil with a membership test for the set.
+template <typename InSet>
+void consume_until(antlr4::Parser* recognizer, InSet in_set) {
+  size_t ttype = recognizer->getInputStream()->LA(1);
+  while (ttype != antlr4::Token::EOF && !in_set(ttype)) {
+    recognizer->consume();
+    ttype = recognizer->getInputStream()->LA(1);
+  }
+}
+
+ATNState* current_state(antlr4::Parser* recognizer) {
+  return recognizer->getATN().states[recognizer->getState()];
+}
+
+}  // namespace
+
+// As DefaultErrorStrategy::recover: consume at least one token on a second
+// error at the same token and state, then skip to what follows a rule on
+// the stack.
+void WordingErrorStrategy::recover(antlr4::Parser* recognizer, std::exception_ptr /*e*/) {
+  const int index = static_cast<int>(recognizer->getInputStream()->index());
+  if (lastErrorIndex == index && lastErrorStates.contains(recognizer->getState()))
+    recognizer->consume();
+  lastErrorIndex = static_cast<int>(recognizer->getInputStream()->index());
+  lastErrorStates.add(recognizer->getState());
+  const ATN& atn = recognizer->getATN();
+  const antlr4::RuleContext* ctx = recognizer->getContext();
+  consume_until(recognizer, [&](size_t t) { return in_recovery_set(atn, ctx, t); });
+}
+
+// As DefaultErrorStrategy::sync, the within-rule set by reference.
+void WordingErrorStrategy::sync(antlr4::Parser* recognizer) {
+  if (inErrorRecoveryMode(recognizer)) return;
+  ATNState* s = current_state(recognizer);
+  const size_t la = recognizer->getTokenStream()->LA(1);
+  const antlr4::misc::IntervalSet& next = recognizer->getATN().nextTokens(s);
+  if (next.contains(antlr4::Token::EPSILON) || next.contains(la)) return;
+  switch (s->getStateType()) {
+    case ATNState::BLOCK_START:
+    case ATNState::STAR_BLOCK_START:
+    case ATNState::PLUS_BLOCK_START:
+    case ATNState::STAR_LOOP_ENTRY:
+      if (singleTokenDeletion(recognizer) != nullptr) return;
+      throw antlr4::InputMismatchException(recognizer);
+    case ATNState::PLUS_LOOP_BACK:
+    case ATNState::STAR_LOOP_BACK: {
+      reportUnwantedToken(recognizer);
+      const ATN& atn = recognizer->getATN();
+      const antlr4::RuleContext* ctx = recognizer->getContext();
+      // The expected tokens here, or what follows a rule on the stack.
+      consume_until(recognizer, [&](size_t t) {
+        return can_follow(atn, s, ctx, t) || in_recovery_set(atn, ctx, t);
+      });
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+// As DefaultErrorStrategy's: the current token is what could follow the
+// expected one, so the expected one is missing.
+bool WordingErrorStrategy::singleTokenInsertion(antlr4::Parser* recognizer) {
+  const size_t la = recognizer->getInputStream()->LA(1);
+  ATNState* next = current_state(recognizer)->transitions[0]->target;
+  if (!can_follow(recognizer->getATN(), next, recognizer->getContext(), la)) return false;
+  reportMissingToken(recognizer);
+  return true;
+}
+
+// As DefaultErrorStrategy's: the token after the current one is expected,
+// so the current one is extra.
+antlr4::Token* WordingErrorStrategy::singleTokenDeletion(antlr4::Parser* recognizer) {
+  const size_t la2 = recognizer->getInputStream()->LA(2);
+  if (!can_follow(recognizer->getATN(), current_state(recognizer), recognizer->getContext(), la2))
+    return nullptr;
+  reportUnwantedToken(recognizer);
+  recognizer->consume();
+  antlr4::Token* matched = recognizer->getCurrentToken();
+  reportMatch(recognizer);
+  return matched;
+}
+
 void WordingErrorStrategy::reportNoViableAlternative(antlr4::Parser* recognizer,
                                                      const antlr4::NoViableAltException& e) {
   recognizer->notifyErrorListeners(e.getOffendingToken(), "no viable alternative", nullptr);

@@ -20,16 +20,16 @@ one() {  # name -> runs it, prints one line, exit status of the fuzzer
     line_parser) seeds=$src/tests/fuzz/seeds_fast/lines ;;
     envelope) seeds=$src/tests/fuzz/seeds_fast/envelopes ;;
     artifact) seeds=$build/artifact_seed ;;
-    rfx_sema) seeds=$src/tests/fuzz/seeds ;;
+    rfx_sema) seeds=$src/tests/fuzz/seeds extra=-dict=$src/tests/fuzz/rfx.dict ;;
     codec) seeds=$src/tests/fuzz/seeds_fast/events ;;
-    rfx) seeds=$src/tests/fuzz/seeds max_len=65536 ;;
+    rfx) seeds=$src/tests/fuzz/seeds max_len=65536 extra=-dict=$src/tests/fuzz/rfx.dict ;;
     # Its first input pays the one-time KB compile (Hyperscan included): ~10
     # CPU-s at -O0 + ASan, measured; 20 s timed out on a loaded machine.
     runtime) seeds=$src/tests/fuzz/runtime_seeds max_len=65536 timeout=60 ;;
     *) echo "smoke: unknown target $t" >&2; return 2 ;;
   esac
   # The fast targets' scheduler setting (Makefile, fuzz-fast).
-  case $t in rfx | runtime) ;; *) extra=-entropic=0 ;; esac
+  case $t in rfx | runtime) ;; *) extra="$extra -entropic=0" ;; esac
   rm -rf "$out/$t" && mkdir -p "$out/$t/corpus"
   # shellcheck disable=SC2086
   "$build/tests/fuzz/fuzz_$t" -max_total_time="$secs" -max_len=$max_len -timeout=$timeout \
