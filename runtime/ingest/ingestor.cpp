@@ -874,7 +874,7 @@ struct Ingestor::Impl {
     Outcome outcome;
     uint64_t hash = 0;  // memo_hash(msg, transport), the map's key
     int8_t skip = -1;   // memo-first: -1 not yet known, 1 the message's hits prove the line's
-    std::vector<uint32_t> msg_hits;  // scan() of msg, once skip is known
+    std::vector<uint32_t> msg_hits{};  // scan() of msg, once skip is known
   };
   static uint64_t memo_hash(std::string_view msg, Transport t) {
     return std::hash<std::string_view>{}(msg) ^ (static_cast<uint64_t>(t) * 0x9E3779B97F4A7C15ull);
