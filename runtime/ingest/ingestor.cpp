@@ -810,12 +810,20 @@ struct Ingestor::Impl {
     const bool memo = line_memo_on && rec.msg.size() <= kMemoMsgBytes;
     if (memo) {
       // One hash of the message serves the seen-filter and the memo.
-      const uint64_t h = memo_hash(rec.msg, rec.transport);
+      // A memo-first line brings the entry its message was already checked
+      // against (the same bytes of the same line): no second hash or compare.
+      const MemoEntry* known = known_memo_for(rec);
+      const uint64_t h = known ? known->hash : memo_hash(rec.msg, rec.transport);
       uint64_t& slot = memo_seen[h & (kMemoSeen - 1)];
       const uint64_t tag = h | 1;
       if (slot != tag) {  // first sight (or its slot was taken): unique lines pay one hash
         slot = tag;
         match_line(rec);
+        return;
+      }
+      if (known) {
+        ++memo_replays;
+        replay_outcome(known->outcome, rec);
         return;
       }
       auto it = line_memo.find(h);
@@ -833,8 +841,11 @@ struct Ingestor::Impl {
       recording = &outcome;
       match_line(rec);
       recording = nullptr;
-      if (line_memo.size() >= kLineMemoEntries) line_memo.clear();
-      line_memo.emplace(h, MemoEntry{rec.transport, std::string(rec.msg), std::move(outcome)});
+      if (line_memo.size() >= kLineMemoEntries) {
+        line_memo.clear();
+        ++memo_generation;
+      }
+      line_memo.emplace(h, MemoEntry{rec.transport, std::string(rec.msg), std::move(outcome), h});
       outcome = Outcome{};
       return;
     }
@@ -861,13 +872,30 @@ struct Ingestor::Impl {
     Transport transport;
     std::string msg;
     Outcome outcome;
-    int8_t skip = -1;  // memo-first: -1 not yet known, 1 the message's hits prove the line's
-    std::vector<uint32_t> msg_hits;  // scan() of msg, once skip is known
+    uint64_t hash = 0;  // memo_hash(msg, transport), the map's key
+    int8_t skip = -1;   // memo-first: -1 not yet known, 1 the message's hits prove the line's
+    std::vector<uint32_t> msg_hits{};  // scan() of msg, once skip is known
   };
   static uint64_t memo_hash(std::string_view msg, Transport t) {
     return std::hash<std::string_view>{}(msg) ^ (static_cast<uint64_t>(t) * 0x9E3779B97F4A7C15ull);
   }
   std::unordered_map<uint64_t, MemoEntry> line_memo;  // by the message's hash
+  uint64_t memo_generation = 0;  // bumped when line_memo is cleared (entries freed)
+  // The entry memo_for_line found, the bytes of the line it compared equal
+  // to it and the memo's generation then (process_exact hands it on).
+  struct KnownMemo {
+    const MemoEntry* entry = nullptr;
+    std::string_view msg;
+    uint64_t generation = 0;
+  };
+  KnownMemo found_memo, known_memo;
+  const MemoEntry* known_memo_for(const LogRecord& rec) const {
+    const KnownMemo& k = known_memo;
+    if (!k.entry || k.generation != memo_generation || k.entry->transport != rec.transport ||
+        rec.msg.data() != k.msg.data() || rec.msg.size() != k.msg.size())
+      return nullptr;
+    return k.entry;
+  }
   std::vector<uint64_t> memo_seen = std::vector<uint64_t>(kMemoSeen, 0);
   Outcome outcome;
   Outcome* recording = nullptr;
@@ -931,7 +959,9 @@ struct Ingestor::Impl {
       matcher.scan(en.msg, &en.msg_hits);
       en.skip = matcher.hit_survives_context(en.msg_hits) ? 1 : 0;
     }
-    return en.skip ? &en : nullptr;
+    if (!en.skip) return nullptr;
+    found_memo = KnownMemo{&en, msg, memo_generation};
+    return &en;
   }
 
   // The memo entry whose message ends the line [b, e) after a usual prefix
@@ -953,11 +983,15 @@ struct Ingestor::Impl {
       const void* nl = std::memchr(buf.data() + pos, '\n', buf.size() - pos);
       const size_t e =
           nl ? static_cast<size_t>(static_cast<const char*>(nl) - buf.data()) : buf.size();
-      if (memo_for_line(buf, pos, e)) {
-        if (run < pos) scan_range(buf, run, pos, w);
+      if (MemoEntry* first = memo_for_line(buf, pos, e)) {
         // The run may have changed the memo (an entry added, the table
-        // cleared): look the line up again.
-        if (MemoEntry* en = memo_for_line(buf, pos, e)) {
+        // cleared): then look the line up again.
+        MemoEntry* en = first;
+        if (run < pos) {
+          scan_range(buf, run, pos, w);
+          en = memo_for_line(buf, pos, e);
+        }
+        if (en) {
           skip_hits = en->msg_hits;  // process may rebuild the memo
           ++memo_first_lines;
           block_line(buf, pos, e, w, nullptr, 0, &skip_hits);
@@ -981,7 +1015,9 @@ struct Ingestor::Impl {
       process(rec);
       return;
     }
+    known_memo = found_memo;
     process(rec, exact.data(), exact.size(), /*superset=*/false);
+    known_memo = KnownMemo{};
   }
 
   void replay_outcome(const Outcome& o, const LogRecord& rec) {

@@ -1,5 +1,7 @@
 #include "matcher.h"
 
+#include "block_factor.h"
+
 #include "reflex/artifact.h"
 #include "reflex/ingest.h"
 #include "reflex/pattern.h"
@@ -20,6 +22,8 @@ Matcher::~Matcher() {
   if (db_) hs_free_database(db_);
   if (chunk_scratch_) hs_free_scratch(chunk_scratch_);
   if (chunk_db_) hs_free_database(chunk_db_);
+  if (factor_scratch_) hs_free_scratch(factor_scratch_);
+  if (factor_db_) hs_free_database(factor_db_);
 }
 
 namespace {
@@ -200,7 +204,9 @@ bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std
 
 namespace {
 // Cache data layout: u32 pattern count, that many u32 Hyperscan flags (the
-// prefilter retries are in them), then hs_serialize_database's bytes.
+// prefilter retries are in them), u32 length and hs_serialize_database's
+// bytes of the exact database; then, if some pattern is cut, one byte per
+// pattern (1 = cut) and the factor database's serialized bytes.
 void put_u32(std::vector<uint8_t>* out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * i)));
 }
@@ -211,7 +217,7 @@ uint32_t get_u32(const uint8_t* p) {
 
 std::string Matcher::shared_cache_key(const std::vector<std::string>& texts) {
   hs_platform_info_t plat{};
-  std::string material = std::string("reflex-matcher-1\n") + hs_version() + "\n";
+  std::string material = std::string("reflex-matcher-2\n") + hs_version() + "\n";
   if (hs_populate_platform(&plat) == HS_SUCCESS)
     material += std::to_string(plat.tune) + " " + std::to_string(plat.cpu_features) + "\n";
   for (const std::string& t : texts) {
@@ -224,13 +230,14 @@ std::string Matcher::shared_cache_key(const std::vector<std::string>& texts) {
 hs_database* Matcher::load_cached(const std::vector<uint8_t>& data, std::vector<unsigned>* flags,
                                   std::string* why) const {
   const size_t n = patterns_.size();
-  if (data.size() < 4 || get_u32(data.data()) != n || data.size() < 4 + 4 * n) {
+  if (data.size() < 4 || get_u32(data.data()) != n || data.size() < 8 + 4 * n ||
+      get_u32(data.data() + 4 + 4 * n) > data.size() - 8 - 4 * n) {
     *why = "its header does not fit this knowledge base";
     return nullptr;
   }
   for (size_t i = 0; i < n; ++i) (*flags)[i] = get_u32(data.data() + 4 + 4 * i);
-  const char* bytes = reinterpret_cast<const char*>(data.data() + 4 + 4 * n);
-  size_t len = data.size() - 4 - 4 * n;
+  const char* bytes = reinterpret_cast<const char*>(data.data() + 8 + 4 * n);
+  size_t len = get_u32(data.data() + 4 + 4 * n);
   hs_database_t* db = nullptr;
   // Hyperscan checks the magic, version, platform and a CRC of the bytes.
   if (hs_deserialize_database(bytes, len, &db) != HS_SUCCESS) {
@@ -250,8 +257,79 @@ bool Matcher::export_cache(MatcherCache* out) const {
   out->data.clear();
   put_u32(&out->data, static_cast<uint32_t>(shared_flags_.size()));
   for (unsigned f : shared_flags_) put_u32(&out->data, f);
+  put_u32(&out->data, static_cast<uint32_t>(len));
   out->data.insert(out->data.end(), bytes, bytes + len);
   std::free(bytes);  // hs_serialize_database allocates with the misc allocator (malloc)
+  if (!factor_db_) return true;
+  if (hs_serialize_database(factor_db_, &bytes, &len) != HS_SUCCESS) return false;
+  for (const PatternInfo& p : patterns_) out->data.push_back(p.cut ? 1 : 0);
+  out->data.insert(out->data.end(), bytes, bytes + len);
+  std::free(bytes);
+  return true;
+}
+
+// The factor section of a cache (after the exact database): false when it
+// is absent, damaged or foreign (then it is compiled).
+bool Matcher::load_factor_database(const std::vector<uint8_t>& data, size_t offset) {
+  const size_t n = patterns_.size();
+  if (offset + n >= data.size()) return false;
+  hs_database_t* db = nullptr;
+  const char* bytes = reinterpret_cast<const char*>(data.data() + offset + n);
+  if (hs_deserialize_database(bytes, data.size() - offset - n, &db) != HS_SUCCESS) return false;
+  if (hs_alloc_scratch(db, &factor_scratch_) != HS_SUCCESS) {
+    hs_free_database(db);
+    return false;
+  }
+  factor_db_ = db;
+  for (size_t i = 0; i < n; ++i) patterns_[i].cut = data[offset + i] != 0;
+  return true;
+}
+
+// The block scan's database: each context-free, exact (not prefilter)
+// pattern whose block_factor() differs is replaced by it; a factor
+// Hyperscan refuses is put back as the pattern. No database when nothing is cut.
+bool Matcher::compile_factor_database(const std::vector<std::string>& texts,
+                                      const std::vector<unsigned>& flags) {
+  const size_t n = patterns_.size();
+  std::vector<std::string> fac(texts);
+  std::vector<unsigned> fl(flags);
+  std::vector<bool> cut(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    if ((flags[i] & HS_FLAG_PREFILTER) || !patterns_[i].context_free) continue;
+    std::string f = block_factor(texts[i]);
+    if (f == texts[i]) continue;
+    fac[i] = std::move(f);
+    fl[i] = HS_FLAG_MULTILINE;
+    cut[i] = true;
+  }
+  hs_database_t* db = nullptr;
+  for (size_t attempt = 0; attempt <= n; ++attempt) {
+    if (std::find(cut.begin(), cut.end(), true) == cut.end()) return true;
+    std::vector<const char*> exprs;
+    std::vector<unsigned> ids;
+    for (size_t i = 0; i < n; ++i) {
+      exprs.push_back(fac[i].c_str());
+      ids.push_back(static_cast<unsigned>(i));
+    }
+    hs_compile_error_t* cerr = nullptr;
+    if (hs_compile_multi(exprs.data(), fl.data(), ids.data(), static_cast<unsigned>(n),
+                         HS_MODE_BLOCK, nullptr, &db, &cerr) == HS_SUCCESS)
+      break;
+    db = nullptr;
+    const int bad = cerr ? cerr->expression : -1;
+    if (cerr) hs_free_compile_error(cerr);
+    if (bad < 0 || static_cast<size_t>(bad) >= n || !cut[bad]) return false;
+    fac[bad] = texts[bad];
+    fl[bad] = flags[bad];
+    cut[bad] = false;
+  }
+  if (!db) return false;
+  if (hs_alloc_scratch(db, &factor_scratch_) != HS_SUCCESS) {
+    hs_free_database(db);
+    return false;
+  }
+  factor_db_ = db;
+  for (size_t i = 0; i < n; ++i) patterns_[i].cut = cut[i];
   return true;
 }
 
@@ -284,6 +362,13 @@ bool Matcher::build_shared(const MatcherCache& cache, std::vector<std::string>* 
       db = nullptr;
       std::fill(flags.begin(), flags.end(), HS_FLAG_MULTILINE);
       why = "Hyperscan cannot run it on this CPU";
+    }
+    const size_t end = db ? 8 + 4 * n + get_u32(cache.data.data() + 4 + 4 * n) : 0;
+    if (db && cache.data.size() != end && !load_factor_database(cache.data, end)) {
+      hs_free_database(db);
+      db = nullptr;
+      std::fill(flags.begin(), flags.end(), HS_FLAG_MULTILINE);
+      why = "Hyperscan rejected its factor database as damaged or foreign";
     }
     if (db)
       from_cache_ = true;
@@ -323,6 +408,7 @@ bool Matcher::build_shared(const MatcherCache& cache, std::vector<std::string>* 
     db_ids_.push_back(i);
   }
   seen_.assign(n, 0);
+  if (!from_cache_) compile_factor_database(texts, flags);
   return true;
 }
 
@@ -387,10 +473,21 @@ void Matcher::scan_block(std::string_view buf, std::vector<BlockLine>* lines,
   hits->clear();
   if (!chunk_db_ || buf.empty()) return;
   if (block_seen_.size() != patterns_.size()) block_seen_.assign(patterns_.size(), 0);
+  const bool factors = factor_db_ != nullptr;
   BlockCtx ctx{buf.data(), buf.size(), lines, hits, block_seen_.data()};
-  hs_scan(chunk_db_, buf.data(), static_cast<unsigned>(buf.size()), 0, chunk_scratch_,
-          on_block_match, &ctx);
+  hs_scan(factors ? factor_db_ : chunk_db_, buf.data(), static_cast<unsigned>(buf.size()), 0,
+          factors ? factor_scratch_ : chunk_scratch_, on_block_match, &ctx);
   close_line(&ctx);
+  if (factors && ctx.unsorted) {  // rare: redo it as without factors, to get the same lines
+    lines->clear();
+    hits->clear();
+    ctx = BlockCtx{buf.data(), buf.size(), lines, hits, block_seen_.data()};
+    hs_scan(chunk_db_, buf.data(), static_cast<unsigned>(buf.size()), 0, chunk_scratch_,
+            on_block_match, &ctx);
+    close_line(&ctx);
+  } else if (factors) {
+    recheck_cut_lines(buf, lines, hits);
+  }
   if (ctx.unsorted) {  // Hyperscan may report some matches out of end-offset order
     auto by_begin = [](const BlockLine& a, const BlockLine& b) { return a.begin < b.begin; };
     auto same = [](const BlockLine& a, const BlockLine& b) { return a.begin == b.begin; };
@@ -398,6 +495,44 @@ void Matcher::scan_block(std::string_view buf, std::vector<BlockLine>* lines,
     lines->erase(std::unique(lines->begin(), lines->end(), same), lines->end());
     for (BlockLine& l : *lines) l.hit_count = kUnknownHits;  // a line's ids may be split
   }
+}
+
+// A line with a hit of a cut pattern: its exact hits of the cut patterns
+// are those of the line alone (a cut pattern is context-free), scanned with
+// the exact database; its other hits are the block's (the same texts).
+// A line left with no hit is dropped: lines and hits are then as a block
+// scan with the exact database gives them (save a match across a line
+// break, as with memo-first blocks).
+void Matcher::recheck_cut_lines(std::string_view buf, std::vector<BlockLine>* lines,
+                                std::vector<uint32_t>* hits) const {
+  size_t kept = 0;
+  for (BlockLine l : *lines) {
+    uint32_t* h = hits->data() + l.hit_begin;
+    bool any_cut = false;
+    for (uint32_t k = 0; k < l.hit_count; ++k) any_cut |= patterns_[h[k]].cut;
+    if (any_cut) {
+      line_hits_.clear();
+      SharedCtx ctx{&line_hits_, seen_.data()};
+      hs_scan(chunk_db_, buf.data() + l.begin, l.end - l.begin, 0, chunk_scratch_, on_shared_match,
+              &ctx);
+      for (uint32_t id : line_hits_) seen_[id] = 0;
+      auto not_cut = [this](uint32_t id) { return !patterns_[id].cut; };
+      const size_t cut_before = l.hit_count - std::count_if(h, h + l.hit_count, not_cut);
+      line_hits_.erase(std::remove_if(line_hits_.begin(), line_hits_.end(), not_cut),
+                       line_hits_.end());
+      if (line_hits_.size() > cut_before) {
+        l.hit_count = kUnknownHits;  // cannot happen (a factor hit is implied); scan the message
+      } else {
+        uint32_t* end = std::stable_partition(h, h + l.hit_count, not_cut);
+        std::copy(line_hits_.begin(), line_hits_.end(), end);
+        l.hit_count = static_cast<uint32_t>(end - h + line_hits_.size());
+        std::sort(h, h + l.hit_count);
+        if (l.hit_count == 0) continue;
+      }
+    }
+    (*lines)[kept++] = l;
+  }
+  lines->resize(kept);
 }
 
 namespace {

@@ -42,6 +42,9 @@ struct PatternInfo {
   // it in a message alone is then also a hit in any line that ends with that
   // message after an ASCII non-word byte (Ingestor's memo-first blocks).
   bool context_free = false;
+  // The block database holds a factor of it (block_factor.h), not its text:
+  // a block hit of it is only a candidate, rechecked on the line alone.
+  bool cut = false;
 };
 
 struct SigInfo {
@@ -119,6 +122,11 @@ class Matcher {
   hs_database* db_ = nullptr;
   hs_database* chunk_db_ = nullptr;
   mutable hs_scratch* chunk_scratch_ = nullptr;
+  // Shared mode: the block scan's database, with factors of the costly
+  // patterns (PatternInfo::cut); null when no pattern is cut.
+  hs_database* factor_db_ = nullptr;
+  mutable hs_scratch* factor_scratch_ = nullptr;
+  mutable std::vector<uint32_t> line_hits_;  // recheck_cut_lines' scratch
   mutable hs_scratch* scratch_ = nullptr;
   bool has_multiline_ = false;
   bool shared_ = false;
@@ -128,6 +136,11 @@ class Matcher {
   std::vector<unsigned> shared_flags_;
   bool from_cache_ = false;
   bool build_shared(const MatcherCache& cache, std::vector<std::string>* notes);
+  bool compile_factor_database(const std::vector<std::string>& texts,
+                               const std::vector<unsigned>& flags);
+  bool load_factor_database(const std::vector<uint8_t>& data, size_t offset);
+  void recheck_cut_lines(std::string_view buf, std::vector<BlockLine>* lines,
+                         std::vector<uint32_t>* hits) const;
   void add_signatures(const KnowledgeBase& kb, std::vector<std::string>* notes);
   void compile_line_database(std::vector<std::string>* notes);
   void compile_chunk_database();

@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <new>
 
+#include <re2/re2.h>
+
+#include "block_factor.h"
 #include "fixture.h"
 #include "locate.h"
 #include "matcher.h"
@@ -252,6 +255,106 @@ TEST(MatcherCache, DamagedStaleOrForeignCacheIsCompiledWithANote) {
         kb.signatures.back().patterns[0] += "x";  // edited after the artifact was built
       },
       "stale patterns");
+}
+
+TEST(BlockFactor, CutsARepeatedOrOptionalPrefixAtALongLiteral) {
+  using ingest::block_factor;
+  // Groups without quantifier are opened (their captures dropped); the cut
+  // starts at the first literal run of 8 or more.
+  EXPECT_EQ(block_factor(R"((?:NVRM: )?\bXid (?:\((?P<bdf>[0-9a-f:.]+)\): )?(?P<xid>\d+),)"
+                         R"(\s*(?P<msg>.*caused by previous Xid (?P<prev>\d+).*)$)"),
+            R"(caused by previous Xid \d+.*$)");
+  // An all-literal alternation counts by its shortest branch.
+  EXPECT_EQ(block_factor(R"(NVRM: .*(?:Reset required \[NV_ERR_RESET_REQUIRED\]|NV_ERR_RESET))"),
+            R"((?:Reset required \[NV_ERR_RESET_REQUIRED\]|NV_ERR_RESET))");
+  // Without a long literal, the best run of 5+ if 12 literal characters stay.
+  EXPECT_EQ(block_factor(R"(x+ (?P<u>[A-Z]+)\s+(Fatal|Nonfatal)\s+XC[01]\s+i[01]\s+Link\s+\d+)"),
+            R"((Fatal|Nonfatal)\s+XC[01]\s+i[01]\s+Link\s+\d+)");
+  // Left alone: a literal start, nothing quantified before the literal, too
+  // little kept, a top-level alternation, a (?i) switch, \Q..\E, a
+  // quantified group (not opened).
+  for (const char* t : {"NVRM: .*(?i:error|fail)", "ab: caused by previous Xid \\d+", "\\d+ short",
+                        "a+ caused by previous Xid|b", "(?i)a+ caused by previous Xid",
+                        "a+\\Qcaused by previous Xid\\E", "a+(?:caused by previous Xid)?", ""})
+    EXPECT_EQ(block_factor(t), t) << t;
+}
+
+// A factor matches wherever its pattern matches (the block scan's hits are
+// a superset): RE2 over patterns of every shape the cut handles and real
+// lines they match.
+TEST(BlockFactor, FactorMatchesWhereverThePatternDoes) {
+  struct Case {
+    const char* pattern;
+    const char* line;
+  };
+  const Case cases[] = {
+      {R"((?:NVRM: )?\bXid (?:\((?:PCI:)?(?P<bdf>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2})"
+       R"((?:\.[0-7])?)?(?:\.\.\.)?\): )?(?P<xid>\d+),\s*(?P<msg>.*caused by previous Xid )"
+       R"((?P<prev>\d+).*)$)",
+       // source: NVIDIA/open-gpu-kernel-modules#1150 (real line)
+       "NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous "
+       "Xid 149"},
+      {R"(\[(?:PG (?:ID )?[^\]]*? )?Rank (\d+)\] Watchdog caught collective operation timeout: )"
+       R"(WorkNCCL\(SeqNum=(\d+), OpType=(\w+).*Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds)",
+       // source: NVIDIA/nccl#1730 (real line)
+       "[rank118]:[E603 17:48:01.005271823 ProcessGroupNCCL.cpp:632] [Rank 118] Watchdog caught "
+       "collective operation timeout: WorkNCCL(SeqNum=2398459, OpType=ALLREDUCE, NumelIn=8652160, "
+       "NumelOut=8652160, Timeout(ms)=1800000) ran for 1800068 milliseconds before timing out."},
+      {R"((?:(EXT[234]-fs|XFS|BTRFS)(?: \(([^)]+)\))?: )?Remounting filesystem read-only)",
+       "EXT4-fs (nvme0n1p1): Remounting filesystem read-only"},
+      {R"(\s*(HW Slowdown|HW Thermal Slowdown|SW Thermal Slowdown)\s*:\s*Active\b)",
+       "        HW Slowdown                       : Active"},
+      {R"((?:INFO: )?task (.+?):(\d+) blocked for more than (\d+) seconds)",
+       "INFO: task python3:12345 blocked for more than 120 seconds."},
+  };
+  for (const Case& c : cases) {
+    const std::string f = ingest::block_factor(c.pattern);
+    EXPECT_NE(f, c.pattern) << "not cut: " << c.pattern;
+    RE2 whole(c.pattern), factor(f);
+    ASSERT_TRUE(whole.ok() && factor.ok()) << c.pattern << " -> " << f;
+    ASSERT_TRUE(RE2::PartialMatch(c.line, whole)) << c.line;
+    EXPECT_TRUE(RE2::PartialMatch(c.line, factor)) << f << " on " << c.line;
+  }
+}
+
+// With a cut pattern, scan_block reports the lines and hits of the exact
+// patterns: a line only the factor matches is dropped.
+TEST(BlockFactor, BlockScanDropsLinesOnlyTheFactorMatches) {
+  KnowledgeBase kb;
+  Signature s;
+  s.name = "cut_me";
+  s.kind = DeviceKind::host;
+  s.sources = kTransportKernel;
+  s.patterns = {R"((?:\[\w+\] )?(?P<unit>\w+): watchdog thread terminated (?P<n>\d+))"};
+  s.severity = Severity::warning;
+  kb.signatures.push_back(s);
+  s.name = "plain";
+  s.patterns = {R"(plain marker)"};
+  kb.signatures.push_back(s);
+  Matcher m;
+  std::string err;
+  ASSERT_TRUE(m.build(kb, &err, nullptr)) << err;
+  ASSERT_TRUE(m.chunk_mode());
+  uint32_t cut = 0;
+  for (uint32_t p = 0; p < m.patterns().size(); ++p)
+    if (m.patterns()[p].text == kb.signatures[0].patterns[0]) cut = p;
+  EXPECT_TRUE(m.patterns()[cut].cut);
+  const std::string block =
+      "[k] gpu: watchdog thread terminated 7\n"        // the pattern: a hit
+      ": watchdog thread terminated 8\n"               // the factor alone: dropped
+      ": watchdog thread terminated 9 plain marker\n"  // kept for the other pattern only
+      "nothing here\n";
+  std::vector<Matcher::BlockLine> lines;
+  std::vector<uint32_t> hits;
+  m.scan_block(block, &lines, &hits);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(block.substr(lines[0].begin, lines[0].end - lines[0].begin),
+            "[k] gpu: watchdog thread terminated 7");
+  ASSERT_EQ(lines[0].hit_count, 1u);
+  EXPECT_EQ(hits[lines[0].hit_begin], cut);
+  EXPECT_EQ(block[lines[1].begin + 2], 'w');
+  ASSERT_EQ(lines[1].hit_count, 1u);
+  EXPECT_NE(hits[lines[1].hit_begin], cut);
 }
 
 TEST(MatcherBuild, ExportPatternsForGrep) {
