@@ -102,6 +102,14 @@ class Topology {
   // for an id out of range).
   void related_device_ids(Relation rel, DeviceId b, bool x_is_lhs, DeviceKind kind,
                           std::vector<DeviceId>* out, size_t limit = static_cast<size_t>(-1)) const;
+  // `same_job` as one integer per device, for callers that compare one
+  // device with many: the device's job (>= 0), kNoJob when it shares a job
+  // with nothing (no job, or a kind same_job does not relate), kManyJobs
+  // when it has several (ask related()). For two keys >= 0,
+  // related(same_job, a, b) == (key(a) == key(b)); with a kNoJob key it is
+  // false. kNoJob for an id out of range.
+  static constexpr int32_t kNoJob = -1, kManyJobs = -2;
+  int32_t same_job_key(DeviceId d) const;
   // Distinct for every loaded Topology of the process: caches of DeviceIds
   // keyed by it cannot confuse a reloaded topology with the old one.
   uint64_t uid() const;

@@ -37,22 +37,32 @@ void LineStore::seal() {
   if (open_.capacity() > 2 * kBlock) open_.shrink_to_fit();  // after a long line
 }
 
-const std::string& LineStore::inflated(uint32_t block) const {
+const std::string& LineStore::inflated(uint32_t block, size_t need) const {
   Cached* victim = &cache_[0];
   for (Cached& c : cache_) {
-    if (c.block == block) {
+    if (c.block == block && c.text.size() >= need) {
       c.used = ++clock_;
       return c.text;
+    }
+    if (c.block == block) {  // inflated less far than this line: again, further
+      victim = &c;
+      break;
     }
     if (c.used < victim->used) victim = &c;
   }
   const Sealed& b = sealed_[block];
-  victim->text.resize(b.raw);
-  uLongf n = b.raw;
-  if (uncompress(reinterpret_cast<Bytef*>(victim->text.data()), &n,
-                 reinterpret_cast<const Bytef*>(b.data.get()), b.size) != Z_OK ||
-      n != b.raw)
-    throw std::logic_error("line store: a block does not inflate");  // our own bytes
+  victim->block = UINT32_MAX;
+  victim->text.resize(need);
+  z_stream z{};
+  if (inflateInit(&z) != Z_OK) throw std::bad_alloc();
+  z.next_in = reinterpret_cast<Bytef*>(b.data.get());
+  z.avail_in = b.size;
+  z.next_out = reinterpret_cast<Bytef*>(victim->text.data());
+  z.avail_out = static_cast<uInt>(need);
+  const int rc = inflate(&z, Z_NO_FLUSH);  // stops when `need` bytes are out
+  const bool ok = (rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR) && z.avail_out == 0;
+  inflateEnd(&z);
+  if (!ok) throw std::logic_error("line store: a block does not inflate");  // our own bytes
   victim->block = block;
   victim->used = ++clock_;
   return victim->text;
@@ -64,7 +74,7 @@ std::string_view LineStore::get(uint64_t at, uint32_t len) const {
   if (block == sealed_.size()) return std::string_view(open_).substr(off, len);
   const Sealed& b = sealed_[block];
   if (!b.deflated) return std::string_view(b.data.get() + off, len);
-  return std::string_view(inflated(block)).substr(off, len);
+  return std::string_view(inflated(block, off + len)).substr(off, len);
 }
 
 size_t LineStore::bytes_held() const {

@@ -40,10 +40,13 @@ class LineStore {
   struct Cached {
     uint32_t block = UINT32_MAX;
     uint64_t used = 0;
-    std::string text;
+    std::string text;  // the block's first text.size() bytes
   };
   void seal();
-  const std::string& inflated(uint32_t block) const;
+  // The block inflated at least up to byte `need`: inflating stops there (a
+  // diagnosis reads a dozen lines from as many blocks, on average half way
+  // into each).
+  const std::string& inflated(uint32_t block, size_t need) const;
 
   std::vector<Sealed> sealed_;
   std::string open_;  // block sealed_.size(), not yet deflated

@@ -273,8 +273,14 @@ class Reasoner {
     double score;
     std::vector<uint32_t> path;  // edge ids, root first
     int covered;
-    std::string why;
     std::string discount;  // base-rate note, when the score was discounted
+    // What score_why() says, written only for the roots a diagnosis lists
+    // (of up to kMaxScoredRoots scored): its formatting was a twentieth of
+    // a diagnosis.
+    double pbest;
+    Severity sev;
+    int extra, rival_of;
+    uint32_t rival_node;
   };
   // Per node: best path product from the root (< 0: not reached) and the edge
   // it came by; reset through `touched` between roots.
@@ -287,15 +293,14 @@ class Reasoner {
   bool ranks_before(const Scored& a, const Scored& b, bool null_trigger) const;
   void best_paths(uint32_t r, PathSearch* ps) const;
   Scored score_root(uint32_t r, const std::vector<uint32_t>& syms, const PathSearch& ps,
-                    bool fallback, std::unordered_set<uint32_t>* covered_all);
-  std::string score_why(const Scored& sc, size_t symptoms, double pbest, Severity sev, int extra,
-                        bool fallback, int rival_of, uint32_t rival_node) const;
+                    bool fallback, std::vector<uint8_t>* covered_all);
+  std::string score_why(const Scored& sc, size_t symptoms, bool fallback) const;
   // ---- assembly: root causes, evictions, notes ----
   std::vector<ChainLink> chain_of(const Scored& sc, const EventRef& root,
                                   bool* order_unknown) const;
   void choose_evictions(Diagnosis* d, const std::vector<Scored>& scored);
   void unexplained_notes(Diagnosis* d, const std::vector<uint32_t>& syms,
-                         const std::unordered_set<uint32_t>& covered_all,
+                         const std::vector<uint8_t>& covered_all,
                          const std::vector<uint32_t>& extra_unexplained, bool null_trigger,
                          bool fallback, bool chain_without_order);
   EventRef ref_of(uint32_t n) const;
@@ -395,6 +400,7 @@ class Reasoner {
     int64_t heal;  // healed_at(ev), or kHealUnknown until first needed
     uint32_t clock;
     Topology::DeviceId topo;  // of the event's own device
+    int32_t job;              // topo_.same_job_key(topo)
     uint32_t ev;
   };
   static constexpr int64_t kHealUnknown = kNoWall + 1;
@@ -407,8 +413,13 @@ class Reasoner {
   // (no binding), so the check needs only the two cached topology ids.
   std::vector<uint8_t> plain_where_;
   Window* window_of(const Rule& r, size_t bi, size_t ei);
-  bool where_ok_ids(const Rule& r, uint32_t cause_ev, Topology::DeviceId cause_id,
-                    uint32_t effect_ev, Topology::DeviceId effect_id) const;
+  // An event's own device: its topology id and same_job key.
+  struct DevKey {
+    Topology::DeviceId id;
+    int32_t job;
+  };
+  bool where_ok_ids(const Rule& r, uint32_t cause_ev, DevKey cause, uint32_t effect_ev,
+                    DevKey effect) const;
   // consider() of candidates() over nl.wall[bi, ei), latest first, through the
   // rule's window (it counts into *scanned and *taken as consider() does).
   template <class F>
@@ -577,19 +588,24 @@ Reasoner::Window* Reasoner::window_of(const Rule& r, size_t bi, size_t ei) {
   return &w;
 }
 
-bool Reasoner::where_ok_ids(const Rule& r, uint32_t cause_ev, Topology::DeviceId cause_id,
-                            uint32_t effect_ev, Topology::DeviceId effect_id) const {
-  size_t i = static_cast<size_t>(&r - kb_.rules.data());
-  if (!plain_where_[i]) return where_ok(r, cause_ev, effect_ev);
+bool Reasoner::where_ok_ids(const Rule& r, uint32_t cause_ev, DevKey cause, uint32_t effect_ev,
+                            DevKey effect) const {
   // where_holds_by with both ids known, relation by relation; at the first
   // side without a topology id the general check decides (the relations
   // before it held, so it decides as it would have from the start).
   for (const RelationConstraint& c : r.where) {
-    Topology::DeviceId ia = c.lhs.side == DeviceRef::Side::effect ? effect_id : cause_id;
-    Topology::DeviceId ib = c.rhs.side == DeviceRef::Side::effect ? effect_id : cause_id;
-    if (ia == Topology::kNoDevice || ib == Topology::kNoDevice)
+    const DevKey& a = c.lhs.side == DeviceRef::Side::effect ? effect : cause;
+    const DevKey& b = c.rhs.side == DeviceRef::Side::effect ? effect : cause;
+    if (a.id == Topology::kNoDevice || b.id == Topology::kNoDevice)
       return where_ok(r, cause_ev, effect_ev);
-    if (!topo_.related(c.rel, ia, ib)) return false;
+    if (c.rel == Relation::same_job) {  // the keys decide, unless one has several jobs
+      if (a.job == Topology::kNoJob || b.job == Topology::kNoJob) return false;
+      if (a.job >= 0 && b.job >= 0) {
+        if (a.job != b.job) return false;
+        continue;
+      }
+    }
+    if (!topo_.related(c.rel, a.id, b.id)) return false;
   }
   return true;
 }
@@ -598,13 +614,16 @@ template <class F>
 void Reasoner::scan_window(const Rule& r, const NameList& nl, size_t bi, size_t ei,
                            uint32_t effect_ev, size_t* scanned, size_t* taken, F& accept) {
   Window* w = window_of(r, bi, ei);
+  const bool plain = plain_where_[static_cast<size_t>(&r - kb_.rules.data())];
   const Rec& er = ix_.rec(effect_ev);
   const Topology::DeviceId eid = ix_.topo_id(er.device);
+  const DevKey ekey{eid, topo_.same_job_key(eid)};
   for (size_t k = 0; k < ei - bi; ++k) {
     if (k == w->evs.size()) {
       uint32_t c = nl.wall[ei - 1 - k];
       const Rec& rc = ix_.rec(c);
-      w->evs.push_back({rc, kHealUnknown, rc.clock, ix_.topo_id(rc.device), c});
+      const Topology::DeviceId cid = ix_.topo_id(rc.device);
+      w->evs.push_back({rc, kHealUnknown, rc.clock, cid, topo_.same_job_key(cid), c});
     }
     WinEv& we = w->evs[k];
     if (we.ev == effect_ev) continue;
@@ -612,12 +631,17 @@ void Reasoner::scan_window(const Rule& r, const NameList& nl, size_t bi, size_t 
       truncated_ = true;
       return;
     }
+    // The three tests have no side effects, so their order changes nothing
+    // but the cost: a plain `where` is two cached ids and one relation, and
+    // in a window scanned by many effects (a job's ranks against the last
+    // hour's causes under `same_job`) it is the one that rejects nearly all.
+    if (plain && !where_ok_ids(r, we.ev, {we.topo, we.job}, effect_ev, ekey)) continue;
     const bool same_clock = we.clock == er.clock;
     rules::WindowFit fit = rules::window_fit(we.span, er, same_clock, r, o_.clock_skew_s);
     if (fit == rules::WindowFit::outside) continue;
     if (we.heal == kHealUnknown) we.heal = healed_at(we.ev);
     if (rules::after_heal(we.heal, er, same_clock, r, o_.clock_skew_s)) continue;
-    if (!where_ok_ids(r, we.ev, we.topo, effect_ev, eid)) continue;
+    if (!plain && !where_ok(r, we.ev, effect_ev)) continue;
     accept(we.ev, fit == rules::WindowFit::unknown);
     if (++*taken >= o_.max_candidates_per_rule) return;
   }
@@ -1405,7 +1429,6 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
   Diagnosis d;
   std::vector<uint32_t> syms = syms_in;
   sort_nodes(syms);
-  std::unordered_set<uint32_t> sym_set(syms.begin(), syms.end());
   if (!null_trigger && !syms.empty()) {
     d.trigger = ref_of(syms[0]);
     d.symptoms = static_cast<int>(syms.size());
@@ -1414,7 +1437,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
   }
 
   std::vector<Scored> scored;
-  std::unordered_set<uint32_t> covered_all;
+  std::vector<uint8_t> covered_all(nodes_.size(), 0);  // by node: a symptom some root explains
   std::vector<uint32_t> order = scoring_order(roots);
   size_t considered = 0;
   PathSearch ps{
@@ -1484,7 +1507,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     rc.description = expand(description, tev, rc.device, host);
     rc.remediation = remediation;
     rc.explains = sc.covered;
-    rc.why = sc.why;
+    rc.why = score_why(sc, syms.size(), fallback);
     rc.chain = chain_of(sc, root, &order_unknown);
     for (auto& l : rc.chain)
       if (!l.ev.time.wall && !l.ev.latent) nowall_in_chain = true;
@@ -1586,7 +1609,7 @@ void Reasoner::best_paths(uint32_t r, PathSearch* ps) const {
 
 Reasoner::Scored Reasoner::score_root(uint32_t r, const std::vector<uint32_t>& syms,
                                       const PathSearch& ps, bool fallback,
-                                      std::unordered_set<uint32_t>* covered_all) {
+                                      std::vector<uint8_t>* covered_all) {
   size_t total = std::max<size_t>(1, syms.size());
   int64_t trig_t = syms.empty() ? kNoWall : node_time(syms[0]);
   int covered = 0;
@@ -1595,7 +1618,7 @@ Reasoner::Scored Reasoner::score_root(uint32_t r, const std::vector<uint32_t>& s
   for (uint32_t s : syms) {
     if (ps.best[s] < 0) continue;
     ++covered;
-    covered_all->insert(s);
+    (*covered_all)[s] = 1;
     if (ps.best[s] > pbest + 1e-12) {
       pbest = ps.best[s];
       target = s;
@@ -1645,7 +1668,8 @@ Reasoner::Scored Reasoner::score_root(uint32_t r, const std::vector<uint32_t>& s
   if (rival_of >= 2) s /= rival_of;
   if (g.hyp < 0) s *= base_rate(g.ev, &sc.discount);
   sc.score = s;
-  sc.why = score_why(sc, syms.size(), pbest, sev, extra, fallback, rival_of, rival_node);
+  sc.pbest = pbest, sc.sev = sev, sc.extra = extra, sc.rival_of = rival_of;
+  sc.rival_node = rival_node;
   if (target != kNone) {
     for (uint32_t v = target; v != r;) {
       uint32_t eid = ps.pred[v];
@@ -1657,8 +1681,11 @@ Reasoner::Scored Reasoner::score_root(uint32_t r, const std::vector<uint32_t>& s
   return sc;
 }
 
-std::string Reasoner::score_why(const Scored& sc, size_t symptoms, double pbest, Severity sev,
-                                int extra, bool fallback, int rival_of, uint32_t rival_node) const {
+std::string Reasoner::score_why(const Scored& sc, size_t symptoms, bool fallback) const {
+  const double pbest = sc.pbest;
+  const Severity sev = sc.sev;
+  const int extra = sc.extra, rival_of = sc.rival_of;
+  const uint32_t rival_node = sc.rival_node;
   const GNode& g = nodes_[sc.node];
   auto sy = sympathetic_to_.find(sc.node);
   char buf[256];
@@ -1730,7 +1757,7 @@ void Reasoner::choose_evictions(Diagnosis* d, const std::vector<Scored>& scored)
 }
 
 void Reasoner::unexplained_notes(Diagnosis* d, const std::vector<uint32_t>& syms,
-                                 const std::unordered_set<uint32_t>& covered_all,
+                                 const std::vector<uint8_t>& covered_all,
                                  const std::vector<uint32_t>& extra_unexplained, bool null_trigger,
                                  bool fallback, bool chain_without_order) {
   // Unexplained symptoms.
@@ -1744,7 +1771,7 @@ void Reasoner::unexplained_notes(Diagnosis* d, const std::vector<uint32_t>& syms
   };
   if (!null_trigger) {
     for (uint32_t s : syms)
-      if (!covered_all.count(s)) add_unexplained(s);
+      if (!covered_all[s]) add_unexplained(s);
   }
   for (uint32_t s : extra_unexplained) add_unexplained(s);
   if (unexplained > listed)

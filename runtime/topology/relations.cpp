@@ -238,6 +238,11 @@ bool Topology::related(Relation rel, DeviceId a, DeviceId b) const {
   return impl_->rel_known(rel, a, b);
 }
 
+int32_t Topology::same_job_key(DeviceId d) const {
+  if (d < 0 || size_t(d) >= impl_->links.size()) return kNoJob;
+  return impl_->links[size_t(d)].jobs;
+}
+
 void Topology::related_device_ids(Relation rel, DeviceId b, bool x_is_lhs, DeviceKind kind,
                                   std::vector<DeviceId>* out, size_t limit) const {
   out->clear();

@@ -145,6 +145,22 @@ struct SmallMap {
   void emplace(const std::string& k, int32_t d) { v.emplace_back(k, d); }
 };
 
+static_assert(Topology::kNoJob == kNone);
+// same_job's kinds are one set on both sides, so a key per device
+// (Topology::same_job_key) can say "relates to nothing" without knowing the
+// other device.
+constexpr bool same_job_kind(DeviceKind k) {
+  return kind_in(relation_info(Relation::same_job).lhs, k);
+}
+static_assert([] {
+  for (const DeviceKindInfo& a : kDeviceKinds)
+    for (const DeviceKindInfo& b : kDeviceKinds)
+      if (relation_allows(Relation::same_job, a.kind, b.kind) !=
+          (same_job_kind(a.kind) && same_job_kind(b.kind)))
+        return false;
+  return true;
+}());
+
 // All indexes of a loaded topology. Topology::Impl derives from it so the loader
 // (a free class) can fill it.
 struct TopoData {
@@ -192,15 +208,36 @@ struct TopoData {
   // rel_known() runs per (cause, effect) pair in the reasoner's hottest loop,
   // where a deque index (a division and two dependent loads) per device was
   // a fifth of its cost. Built by index_links() once the load is complete.
+  // `jobs`: Topology::same_job_key(), the device's jobs (jobs_of()) as one
+  // integer: its job, kNone for none (or a kind `same_job` does not relate),
+  // kManyJobs for two or more. Each of the ~512 ranks of an incident checks
+  // `same_job` against every cause in its window: reading both devices' host
+  // records and job lists there was a third of the diagnosis's cache misses.
+  static constexpr int32_t kManyJobs = Topology::kManyJobs;
   struct Links {
     DeviceKind kind = DeviceKind::host;
     int32_t host = kNone, parent = kNone, link = kNone, aux = kNone, job = kNone;
+    int32_t jobs = kNone;
   };
   std::vector<Links> links;
   void index_links() {
     links.clear();
     links.reserve(devs.size());
-    for (const Dev& d : devs) links.push_back({d.kind, d.host, d.parent, d.link, d.aux, d.job});
+    for (const Dev& d : devs) {
+      Links l{d.kind, d.host, d.parent, d.link, d.aux, d.job, kNone};
+      int32_t one;
+      const std::vector<int32_t>* many;
+      jobs_of(d, &one, &many);
+      if (!same_job_kind(d.kind))
+        l.jobs = kNone;
+      else if (one != kNone)
+        l.jobs = one;
+      else if (many && many->size() == 1)
+        l.jobs = many->front();
+      else if (many && many->size() > 1)
+        l.jobs = kManyJobs;
+      links.push_back(l);
+    }
   }
   FlatIndex by_id;  // str_hash(id) -> dev
   std::vector<Host> hosts;
@@ -368,6 +405,8 @@ struct TopoData {
   }
 
   bool share_job(const Links& a, const Links& b) const {
+    if (a.jobs == kNone || b.jobs == kNone) return false;
+    if (a.jobs != kManyJobs && b.jobs != kManyJobs) return a.jobs == b.jobs;
     int32_t ja, jb;
     const std::vector<int32_t>*ma, *mb;
     jobs_of(a, &ja, &ma);

@@ -252,6 +252,34 @@ TEST(DeviceIds, AgreeWithTheStringApi) {
   }
 }
 
+// same_job_key() decides same_job as related() does wherever it claims to:
+// a kNoJob key relates to nothing, two single-job keys by equality.
+TEST(DeviceIds, SameJobKeyAgreesWithRelated) {
+  const Topology& t = topo();
+  int decided = 0, many = 0;
+  for (Topology::DeviceId a = 0; size_t(a) < t.device_count(); ++a) {
+    const int32_t ka = t.same_job_key(a);
+    EXPECT_GE(ka, Topology::kManyJobs) << t.id_str(a);
+    many += ka == Topology::kManyJobs;
+    for (Topology::DeviceId b = 0; size_t(b) < t.device_count(); ++b) {
+      const int32_t kb = t.same_job_key(b);
+      const bool rel = t.related(Relation::same_job, a, b);
+      if (ka == Topology::kNoJob || kb == Topology::kNoJob) {
+        EXPECT_FALSE(rel) << t.id_str(a) << " ~ " << t.id_str(b);
+        ++decided;
+      } else if (ka >= 0 && kb >= 0) {
+        EXPECT_EQ(rel, ka == kb) << t.id_str(a) << " ~ " << t.id_str(b);
+        ++decided;
+      }
+    }
+  }
+  EXPECT_GT(decided, 0);
+  EXPECT_EQ(t.same_job_key(Topology::kNoDevice), Topology::kNoJob);
+  EXPECT_EQ(t.same_job_key(Topology::DeviceId(t.device_count())), Topology::kNoJob);
+  // The fixture's host in two jobs: its devices are left to related().
+  EXPECT_GT(many, 0);
+}
+
 TEST(DeviceIds, OutOfRangeIdsAreNoDevice) {
   const Topology& t = topo();
   const Topology::DeviceId gpu = t.id(A + "/gpu0");
