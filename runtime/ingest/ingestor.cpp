@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -142,7 +143,9 @@ struct Ingestor::Impl {
   LogRecord chunk_rec;
   LogRecord locate_rec;
   LogRecord chunk_rec_line;  // per-line records of a --threads worker
-  bool read_bundle_threads(const std::string& dir, unsigned n, std::string* error);
+  // false with *declined set: the bundle's files cannot keep n threads busy
+  // (nothing was read; the caller walks it with one thread).
+  bool read_bundle_threads(const std::string& dir, unsigned n, bool* declined, std::string* error);
 
   // ---- --threads (Ingestor::read_bundle with threads > 1) ----
   // A worker Impl reads whole files and records, in line order, what the
@@ -1218,9 +1221,35 @@ uint64_t Ingestor::memo_first_lines() const {
 // Workers read files ahead (at most kAhead per thread past the one being
 // replayed); a worker whose file's queue is full waits for the replay, so
 // memory stays bounded by the window, not by the bundle.
-bool Ingestor::Impl::read_bundle_threads(const std::string& dir, unsigned n, std::string* error) {
+// Files are the unit of parallel work, so the gain is at most the bundle's
+// size over its largest file's; below kMinFileGain the per-line hand-over to
+// the replay costs more than the second core gives back (an Xid storm in one
+// host's kern.log: 2.7x the one-thread wall time, `make bench` 2026-12-02).
+namespace {
+constexpr double kMinFileGain = 1.5;
+
+bool files_keep_threads_busy(const BundlePlan& plan) {
+  uintmax_t total = 0, largest = 0;
+  for (const BundleFile& f : plan.files) {
+    if (f.path.empty()) continue;
+    std::error_code ec;
+    const uintmax_t size = std::filesystem::file_size(f.path, ec);
+    if (ec) continue;
+    total += size;
+    largest = std::max(largest, size);
+  }
+  return largest > 0 && double(total) >= kMinFileGain * double(largest);
+}
+}  // namespace
+
+bool Ingestor::Impl::read_bundle_threads(const std::string& dir, unsigned n, bool* declined,
+                                         std::string* error) {
   BundlePlan plan;
-  if (!plan_bundle(dir, &plan, &fstats, error)) return false;
+  FileCounters listing;  // the plan's notes, kept until the threads are sure
+  if (!plan_bundle(dir, &plan, &listing.fstats, error)) return false;
+  *declined = !files_keep_threads_busy(plan);
+  if (*declined) return false;
+  merge(listing);
   constexpr size_t kAhead = 2, kBatch = 2048, kMaxQueued = 1 << 16;
   std::deque<FileSlot> slots(plan.files.size());
   std::atomic<size_t> next{0};
@@ -1320,9 +1349,10 @@ bool Ingestor::read_bundle(const std::string& dir, std::string* error) {
   std::lock_guard lock(impl_->mu);
   Impl& m = *impl_;
   if (m.opts.threads > 1) {
-    bool ok = m.read_bundle_threads(dir, m.opts.threads, error);
+    bool declined = false;
+    bool ok = m.read_bundle_threads(dir, m.opts.threads, &declined, error);
     m.have_file = false;
-    return ok;
+    if (!declined) return ok;
   }
   const FileContext* cur = nullptr;
   std::string cur_file;

@@ -8,6 +8,7 @@ notes) and `reflex diagnose` (stdout) with --threads 1, 2 and 3, plus the
 shipped example bundle. Usage: threads_identical.py REFLEX KB SRC_DIR
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,18 @@ with tempfile.TemporaryDirectory(prefix="reflex-threads-") as tmp:
                         "--mb", "3", "--profile", profile], check=True, capture_output=True,
                        timeout=TIMEOUT)
         bundles.append(out)
+    # One storm file alone is read with one thread (files are the unit of
+    # parallel work: README, "--threads"); a storm on two hosts engages the
+    # threads, so the storm's folds cross the replay of two workers.
+    two = os.path.join(tmp, "storm-two-hosts")
+    shutil.copytree(os.path.join(tmp, "storm"), two)
+    files = sorted((os.path.getsize(os.path.join(d, f)), os.path.join(d, f))
+                   for d, _, fs in os.walk(os.path.join(two, "hosts")) for f in fs)
+    largest = files[-1][1]
+    hosts = sorted(os.listdir(os.path.join(two, "hosts")))
+    other = next(h for h in hosts if h != os.path.basename(os.path.dirname(largest)))
+    shutil.copy(largest, os.path.join(two, "hosts", other, os.path.basename(largest)))
+    bundles.append(two)
     for b in bundles:
         name = os.path.basename(b)
         ev1 = run(["events", "--kb", kb, "--stats", "--threads", "1", b])
