@@ -285,6 +285,26 @@ bool Matcher::load_factor_database(const std::vector<uint8_t>& data, size_t offs
   return true;
 }
 
+// hs_compile_multi over texts (ids 0..n-1): the database, or null with *bad
+// the expression Hyperscan refused (-1 when it named none).
+static hs_database_t* compile_block_db(const std::vector<std::string>& texts,
+                                       const std::vector<unsigned>& flags, int* bad) {
+  std::vector<const char*> exprs;
+  std::vector<unsigned> ids;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    exprs.push_back(texts[i].c_str());
+    ids.push_back(static_cast<unsigned>(i));
+  }
+  hs_database_t* db = nullptr;
+  hs_compile_error_t* cerr = nullptr;
+  if (hs_compile_multi(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(texts.size()),
+                       HS_MODE_BLOCK, nullptr, &db, &cerr) == HS_SUCCESS)
+    return db;
+  *bad = cerr ? cerr->expression : -1;
+  if (cerr) hs_free_compile_error(cerr);
+  return nullptr;
+}
+
 // The block scan's database: each context-free, exact (not prefilter)
 // pattern whose block_factor() differs is replaced by it; a factor
 // Hyperscan refuses is put back as the pattern. No database when nothing is cut.
@@ -305,19 +325,8 @@ bool Matcher::compile_factor_database(const std::vector<std::string>& texts,
   hs_database_t* db = nullptr;
   for (size_t attempt = 0; attempt <= n; ++attempt) {
     if (std::find(cut.begin(), cut.end(), true) == cut.end()) return true;
-    std::vector<const char*> exprs;
-    std::vector<unsigned> ids;
-    for (size_t i = 0; i < n; ++i) {
-      exprs.push_back(fac[i].c_str());
-      ids.push_back(static_cast<unsigned>(i));
-    }
-    hs_compile_error_t* cerr = nullptr;
-    if (hs_compile_multi(exprs.data(), fl.data(), ids.data(), static_cast<unsigned>(n),
-                         HS_MODE_BLOCK, nullptr, &db, &cerr) == HS_SUCCESS)
-      break;
-    db = nullptr;
-    const int bad = cerr ? cerr->expression : -1;
-    if (cerr) hs_free_compile_error(cerr);
+    int bad = -1;
+    if ((db = compile_block_db(fac, fl, &bad))) break;
     if (bad < 0 || static_cast<size_t>(bad) >= n || !cut[bad]) return false;
     fac[bad] = texts[bad];
     fl[bad] = flags[bad];
@@ -376,19 +385,8 @@ bool Matcher::build_shared(const MatcherCache& cache, std::vector<std::string>* 
       notes->push_back("precompiled pattern database not used (" + why + "); compiled instead");
   }
   for (size_t attempt = 0; !db && attempt <= n; ++attempt) {
-    std::vector<const char*> exprs;
-    std::vector<unsigned> ids;
-    for (size_t i = 0; i < n; ++i) {
-      exprs.push_back(texts[i].c_str());
-      ids.push_back(static_cast<unsigned>(i));
-    }
-    hs_compile_error_t* cerr = nullptr;
-    if (hs_compile_multi(exprs.data(), flags.data(), ids.data(), static_cast<unsigned>(n),
-                         HS_MODE_BLOCK, nullptr, &db, &cerr) == HS_SUCCESS)
-      break;
-    db = nullptr;
-    int bad = cerr ? cerr->expression : -1;
-    if (cerr) hs_free_compile_error(cerr);
+    int bad = -1;
+    if ((db = compile_block_db(texts, flags, &bad))) break;
     if (bad < 0 || static_cast<size_t>(bad) >= n || (flags[bad] & HS_FLAG_PREFILTER)) return false;
     flags[bad] |= HS_FLAG_PREFILTER;
   }
