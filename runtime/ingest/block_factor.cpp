@@ -177,6 +177,30 @@ bool flatten_group(const std::string& t, size_t* i, std::vector<Item>* out, int 
   return true;
 }
 
+// A repeat (unbounded) of an atom that can take any character but a few:
+// `.`, a negated class, \S \D \W, or a group holding one of these.
+bool is_wide_repeat(const Item& it) {
+  if (it.kind != 'q') return false;
+  std::string t = it.text;
+  if (!t.empty() && t.back() == '?') t.pop_back();  // lazy
+  const bool unbounded = !t.empty() && (t.back() == '*' || t.back() == '+' ||
+                                        (t.back() == '}' && t[t.size() - 2] == ','));
+  if (!unbounded) return false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == '\\') {
+      if (i + 1 < t.size() && (t[i + 1] == 'S' || t[i + 1] == 'D' || t[i + 1] == 'W')) return true;
+      ++i;
+    } else if (t[i] == '.' || (t[i] == '[' && i + 1 < t.size() && t[i + 1] == '^')) {
+      return true;
+    } else if (t[i] == '[') {  // a plain class: skip it (a '.' in it is a dot)
+      const size_t e = class_end(t, i);
+      if (e == npos) return false;
+      i = e - 1;
+    }
+  }
+  return false;
+}
+
 bool flatten(const std::string& t, std::vector<Item>* out, int depth) {
   if (depth <= 0) return false;
   for (size_t i = 0; i < t.size();) {
@@ -227,10 +251,34 @@ std::string block_factor(const std::string& text) {
     score[i] = static_cast<int>(j - i);
     i = j;
   }
-  // The first long literal; else the best short one.
-  size_t k = npos;
-  for (size_t i = 0; i < items.size() && k == npos; ++i)
-    if (score[i] >= 8) k = i;
+  auto kept_from = [&](size_t k) {
+    int n = 0;
+    for (size_t i = k; i < items.size(); ++i) n += score[i];
+    return n;
+  };
+  // The first long literal; but where a wide repeat follows it and a long
+  // literal follows that, the first long literal after the last such repeat
+  // (a `.*?` between two literals keeps Hyperscan's automaton busy over the
+  // rest of every line holding the first: nvidia-smi rows rewritten as
+  // "index=..; pci.bus_id=..; ..."); else the best short one.
+  size_t k = npos, late = npos, late_wide = npos, wide = npos;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (is_wide_repeat(items[i])) wide = i;
+    if (score[i] < 8) continue;
+    if (k == npos) k = i;
+    if (wide != npos && wide > k && (late == npos || late < wide)) {
+      late = i;
+      late_wide = wide;
+    }
+  }
+  if (late != npos) {
+    // Widen back over the literals and literal alternations just before it
+    // ("clocks_(?:event|throttle)" before "_reasons.active="): a longer
+    // literal start is cheaper for Hyperscan, and the cut stays a suffix.
+    while (late > late_wide + 1 && (items[late - 1].kind == 'l' || items[late - 1].score > 0))
+      --late;
+    if (kept_from(late) >= 12) k = late;
+  }
   if (k == npos) {
     const auto best = std::max_element(score.begin(), score.end());
     if (*best < 5) return text;
@@ -238,9 +286,7 @@ std::string block_factor(const std::string& text) {
   }
   bool cuts_quantifier = false;
   for (size_t i = 0; i < k; ++i) cuts_quantifier |= items[i].kind == 'q';
-  int kept = 0;
-  for (size_t i = k; i < items.size(); ++i) kept += score[i];
-  if (k == 0 || !cuts_quantifier || kept < 12) return text;
+  if (k == 0 || !cuts_quantifier || kept_from(k) < 12) return text;
   std::string out;
   for (size_t i = k; i < items.size(); ++i) out += items[i].text;
   return out;

@@ -270,6 +270,16 @@ TEST(BlockFactor, CutsARepeatedOrOptionalPrefixAtALongLiteral) {
   // Without a long literal, the best run of 5+ if 12 literal characters stay.
   EXPECT_EQ(block_factor(R"(x+ (?P<u>[A-Z]+)\s+(Fatal|Nonfatal)\s+XC[01]\s+i[01]\s+Link\s+\d+)"),
             R"((Fatal|Nonfatal)\s+XC[01]\s+i[01]\s+Link\s+\d+)");
+  // After the last wide repeat that has a long literal after it, widened
+  // back over the literals and literal alternations before that literal.
+  EXPECT_EQ(block_factor(R"(index=(?P<i>\d+);.*?pci\.bus_id=(?P<b>[0-9A-F:.]+);.*?)"
+                         R"(clocks_(?:event|throttle)_reasons\.active=(?P<r>0x[0-9A-F]*[4-9A-F]))"),
+            R"(clocks_(?:event|throttle)_reasons\.active=0x[0-9A-F]*[4-9A-F])");
+  EXPECT_EQ(block_factor(R"(\d+, (?:[^,]*, )*?temperature\.gpu=\d+, throttled=\d+)"),
+            R"(temperature\.gpu=\d+, throttled=\d+)");
+  // A narrow repeat (\d+) after the first long literal does not move the cut.
+  EXPECT_EQ(block_factor(R"(\w+: caused by previous Xid \d+ and more words here)"),
+            R"(: caused by previous Xid \d+ and more words here)");
   // Left alone: a literal start, nothing quantified before the literal, too
   // little kept, a top-level alternation, a (?i) switch, \Q..\E, a
   // quantified group (not opened).
@@ -306,6 +316,12 @@ TEST(BlockFactor, FactorMatchesWhereverThePatternDoes) {
        "        HW Slowdown                       : Active"},
       {R"((?:INFO: )?task (.+?):(\d+) blocked for more than (\d+) seconds)",
        "INFO: task python3:12345 blocked for more than 120 seconds."},
+      // cut after the last `.*?` (kb/thermal.rfx gpu_thermal_throttling_named and its example)
+      {R"(index=(?P<index>\d+);.*?pci\.bus_id=(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:)"
+       R"([0-9A-Fa-f]{2}\.[0-7]);.*?clocks_(?:event|throttle)_reasons\.active=(?P<reasons>0x)"
+       R"([0-9A-Fa-f]*(?:[2-9A-Fa-f][0-9A-Fa-f]|[89A-Fa-f]))(?:[^0-9A-Fa-f]|$))",
+       "index=7; pci.bus_id=00000000:DB:00.0; temperature.gpu=95; clocks.sm=1303 MHz; "
+       "clocks_event_reasons.active=0x0000000000000040; power.draw=622.58 W"},
   };
   for (const Case& c : cases) {
     const std::string f = ingest::block_factor(c.pattern);
