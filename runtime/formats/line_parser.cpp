@@ -504,7 +504,7 @@ void LineParserImpl::begin_file(FileContext c) {
   file_year = 0;
   rollover_month = 0;
   year_bump = 0;
-  csv_cols.clear();
+  csv_keys.clear();
   cri_partial.clear();
   cri_pending = false;
   field_cache_key.clear();
@@ -944,25 +944,30 @@ bool LineParserImpl::csv_row(std::string_view s, LogRecord* out, std::string_vie
   std::string_view rest = s.substr(i);
   if (!rest.empty() && rest[0] == ',') rest.remove_prefix(1);
   rest = ltrim(rest);
-  if (csv_cols.empty()) {
+  if (csv_keys.empty()) {
     *msg = rest;
     return true;
   }
+  // One pass, no temporaries: a telemetry node writes a row per GPU a second.
   csv_msg.clear();
-  size_t col = 1;  // column 0 is the timestamp
-  while (true) {
-    size_t comma = rest.find(',');
-    std::string_view v = trim(rest.substr(0, comma));
-    if (!csv_msg.empty()) csv_msg += "; ";
-    if (col < csv_cols.size())
-      csv_msg += csv_cols[col];
-    else
-      csv_msg += "col" + std::to_string(col);
-    csv_msg += '=';
-    csv_msg.append(v);
-    ++col;
-    if (comma == std::string_view::npos) break;
-    rest.remove_prefix(comma + 1);
+  const char* p = rest.data();
+  const char* const end = p + rest.size();
+  for (size_t col = 1;; ++col) {  // column 0 is the timestamp
+    const char* comma = static_cast<const char*>(std::memchr(p, ',', end - p));
+    const char* vb = p;
+    const char* ve = comma ? comma : end;
+    while (vb < ve && is_space(*vb)) ++vb;
+    while (ve > vb && (is_space(ve[-1]) || ve[-1] == '\r')) --ve;
+    if (col < csv_keys.size()) {
+      csv_msg += csv_keys[col];
+    } else {
+      csv_msg += col > 1 ? "; col" : "col";
+      csv_msg += std::to_string(col);
+      csv_msg += '=';
+    }
+    csv_msg.append(vb, ve - vb);
+    if (!comma) break;
+    p = comma + 1;
   }
   *msg = csv_msg;
   return true;
@@ -971,12 +976,16 @@ bool LineParserImpl::csv_row(std::string_view s, LogRecord* out, std::string_vie
 // "timestamp, index, name, temperature.gpu, utilization.gpu [%]" -> column names.
 bool LineParserImpl::csv_header(std::string_view s) {
   if (s.size() < 11 || s.substr(0, 10) != "timestamp,") return false;
-  csv_cols.clear();
+  csv_keys.clear();
   while (true) {
     size_t comma = s.find(',');
     std::string_view v = trim(s.substr(0, comma));
     if (size_t br = v.find(" ["); br != std::string_view::npos) v = rtrim(v.substr(0, br));
-    csv_cols.emplace_back(v);
+    // The rewritten row's "; name=" for each column (the first without "; ").
+    std::string key = csv_keys.size() > 1 ? "; " : "";
+    key.append(v);
+    key += '=';
+    csv_keys.push_back(std::move(key));
     if (comma == std::string_view::npos) break;
     s.remove_prefix(comma + 1);
   }

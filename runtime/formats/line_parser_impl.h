@@ -78,7 +78,7 @@ class LineParserImpl {
   int year_bump = 0;
 
   // Per-file format state.
-  std::vector<std::string> csv_cols;
+  std::vector<std::string> csv_keys;  // per column of the header: "; name="
   std::string csv_msg, json_msg, json_host;
   std::string cri_partial, cri_joined;
   bool cri_pending = false;

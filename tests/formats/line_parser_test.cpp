@@ -431,6 +431,14 @@ std::vector<Row> sidecar_rows() {
     r.msg = "index=0; name=NVIDIA H100 80GB HBM3; pci.bus_id=00000000:18:00.0; temperature.gpu=87";
     v.push_back(r);
   }
+  {  // more values than the header names: "colN="; blanks trimmed
+    Row r = row("nvidia_smi_csv_short_header",
+                "2024/03/05 10:11:12.123,  0 , NVIDIA H100 80GB HBM3,,87 ");
+    r.before = {"timestamp, index"};
+    r.wall = "2024-03-05T10:11:12.123000Z";
+    r.msg = "index=0; col2=NVIDIA H100 80GB HBM3; col3=; col4=87";
+    v.push_back(r);
+  }
   {  // sysfs counter dump with epoch seconds (interfaces.md §3 form; domain.md §4.2 counter)
     Row r = row("sysfs_epoch",
                 "1709633472 /sys/class/infiniband/mlx5_3/ports/1/counters/link_downed:1");
