@@ -235,14 +235,14 @@ CompileResult compile_text(const std::string& path, const std::string& text,
   return result;
 }
 
-std::optional<KnowledgeBase> load_kb(const std::string& path, std::string* error) {
+std::optional<KnowledgeBase> load_kb(const std::string& path, std::string* error, KbParts parts) {
   std::string scratch;
   if (error == nullptr) error = &scratch;
   try {
     std::optional<KnowledgeBase> kb;
     std::error_code ec;
     if (fs::is_regular_file(path, ec) && is_artifact_file(path)) {
-      kb = load_artifact(path, error);
+      kb = load_artifact(path, error, parts);
       if (!kb) return std::nullopt;
     } else {
       // Loading for the runtime: validity only (cycles included). Inline

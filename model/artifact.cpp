@@ -146,50 +146,86 @@ namespace {
 // (found by the artifact fuzz target). A compiled KB nests a few levels deep.
 class DepthLimitedSax : public nlohmann::json_sax<json> {
  public:
-  explicit DepthLimitedSax(json& out) : dom_(out, /*allow_exceptions=*/false) {}
-  bool null() override { return dom_.null(); }
-  bool boolean(bool v) override { return dom_.boolean(v); }
-  bool number_integer(number_integer_t v) override { return dom_.number_integer(v); }
-  bool number_unsigned(number_unsigned_t v) override { return dom_.number_unsigned(v); }
+  DepthLimitedSax(json& out, KbParts parts) : dom_(out, /*allow_exceptions=*/false), parts_(parts) {}
+  bool null() override { return skipped() || dom_.null(); }
+  bool boolean(bool v) override { return skipped() || dom_.boolean(v); }
+  bool number_integer(number_integer_t v) override { return skipped() || dom_.number_integer(v); }
+  bool number_unsigned(number_unsigned_t v) override {
+    return skipped() || dom_.number_unsigned(v);
+  }
   bool number_float(number_float_t v, const string_t& s) override {
-    return dom_.number_float(v, s);
+    return skipped() || dom_.number_float(v, s);
   }
-  bool string(string_t& v) override { return dom_.string(v); }
-  bool binary(binary_t& v) override { return dom_.binary(v); }
+  bool string(string_t& v) override { return skipped() || dom_.string(v); }
+  bool binary(binary_t& v) override { return skipped() || dom_.binary(v); }
   bool start_object(std::size_t n) override {
-    return ++depth_ <= kMaxDepth && dom_.start_object(n);
+    if (++depth_ > kMaxDepth) return false;
+    return skip_open() || dom_.start_object(n);
   }
-  bool key(string_t& v) override { return dom_.key(v); }
+  bool key(string_t& v) override {
+    if (skip_ > 0) return true;
+    if (depth_ == 1 && !wanted(v)) {  // a top-level member left out: read past its value
+      skip_ = 1;
+      return true;
+    }
+    return dom_.key(v);
+  }
   bool end_object() override {
     --depth_;
-    return dom_.end_object();
+    return skip_close() || dom_.end_object();
   }
-  bool start_array(std::size_t n) override { return ++depth_ <= kMaxDepth && dom_.start_array(n); }
+  bool start_array(std::size_t n) override {
+    if (++depth_ > kMaxDepth) return false;
+    return skip_open() || dom_.start_array(n);
+  }
   bool end_array() override {
     --depth_;
-    return dom_.end_array();
+    return skip_close() || dom_.end_array();
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
     return false;
   }
 
  private:
+  // skip_: 0 = building; 1 = the next value is skipped; 1 + n = n levels into it.
+  bool wanted(const string_t& k) const {
+    if (!parts_.tests && k == "tests") return false;
+    if (!parts_.rules && (k == "rules" || k == "latents")) return false;
+    return true;
+  }
+  bool skipped() {  // a scalar: the whole skipped value, or inside one
+    if (skip_ == 0) return false;
+    if (skip_ == 1) skip_ = 0;
+    return true;
+  }
+  bool skip_open() {
+    if (skip_ == 0) return false;
+    ++skip_;
+    return true;
+  }
+  bool skip_close() {
+    if (skip_ == 0) return false;
+    if (--skip_ == 1) skip_ = 0;  // the skipped value's own end
+    return true;
+  }
+
   static constexpr int kMaxDepth = 64;
   nlohmann::detail::json_sax_dom_parser<json> dom_;
-  int depth_ = 0;
+  KbParts parts_;
+  int depth_ = 0, skip_ = 0;
 };
 }  // namespace
 
 namespace {
 std::optional<KnowledgeBase> kb_from_cbor_bytes(const uint8_t* begin, const uint8_t* end,
-                                                std::string* error) {
+                                                std::string* error, KbParts parts) {
   // allow_exceptions=false is not enough: nlohmann 3.11's DOM builder still
   // throws out_of_range for a declared array size beyond max_size (found by
   // the artifact fuzz target), so a hostile artifact is caught here as well.
   json j;
   bool ok = false;
   try {
-    DepthLimitedSax sax(j);
+    DepthLimitedSax sax(j, parts);
     ok = json::sax_parse(begin, end, &sax, json::input_format_t::cbor, /*strict=*/true);
   } catch (const json::exception&) {
     ok = false;
@@ -208,8 +244,9 @@ std::optional<KnowledgeBase> kb_from_cbor_bytes(const uint8_t* begin, const uint
 }
 }  // namespace
 
-std::optional<KnowledgeBase> kb_from_cbor(const std::vector<uint8_t>& bytes, std::string* error) {
-  return kb_from_cbor_bytes(bytes.data(), bytes.data() + bytes.size(), error);
+std::optional<KnowledgeBase> kb_from_cbor(const std::vector<uint8_t>& bytes, std::string* error,
+                                          KbParts parts) {
+  return kb_from_cbor_bytes(bytes.data(), bytes.data() + bytes.size(), error, parts);
 }
 
 bool save_artifact(const KnowledgeBase& kb, const std::string& path, std::string* error) {
@@ -245,7 +282,8 @@ bool is_artifact_file(const std::string& path) {
   return std::memcmp(head, kMagic, 6) == 0;  // "RFXKB\0": any format version
 }
 
-std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string* error) {
+std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string* error,
+                                           KbParts parts) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (error) *error = "cannot open '" + path + "': " + std::strerror(errno);
@@ -277,7 +315,8 @@ std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string*
     return std::nullopt;
   }
   std::string why;
-  auto kb = kb_from_cbor_bytes(bytes.data() + sizeof kMagic, bytes.data() + bytes.size(), &why);
+  auto kb =
+      kb_from_cbor_bytes(bytes.data() + sizeof kMagic, bytes.data() + bytes.size(), &why, parts);
   if (!kb) {
     if (error) *error = "'" + path + "': " + why;
     return std::nullopt;

@@ -99,6 +99,39 @@ TEST(Api, LoadKbFromSourcesAndArtifact) {
   fs::remove(art);
 }
 
+// A runtime that does not walk rules (reflex events) or run tests decodes
+// the artifact without them: the rest is the same, and what is left out is
+// still read past, so a damaged part is still refused.
+TEST(Api, LoadArtifactLeavesOutTheRulesAndTheTestsWhenAsked) {
+  std::string err;
+  auto kb = load_kb(kGood, &err);
+  ASSERT_TRUE(kb) << err;
+  ASSERT_FALSE(kb->rules.empty());
+  ASSERT_FALSE(kb->latents.empty());
+  ASSERT_FALSE(kb->tests.empty());
+  fs::path art = fs::temp_directory_path() / ("reflex_parts_" + std::to_string(::getpid()) + ".kb");
+  ASSERT_TRUE(save_artifact(*kb, art.string(), &err)) << err;
+  auto lean = load_kb(art.string(), &err, KbParts{.rules = false, .tests = false});
+  ASSERT_TRUE(lean) << err;
+  EXPECT_TRUE(lean->rules.empty());
+  EXPECT_TRUE(lean->latents.empty());
+  EXPECT_TRUE(lean->tests.empty());
+  KnowledgeBase expect = *kb;
+  expect.rules.clear();
+  expect.latents.clear();
+  expect.tests.clear();
+  EXPECT_EQ(kb_to_cbor(expect), kb_to_cbor(*lean));
+  auto no_tests = load_kb(art.string(), &err, KbParts{.tests = false});
+  ASSERT_TRUE(no_tests) << err;
+  EXPECT_EQ(no_tests->rules.size(), kb->rules.size());
+  EXPECT_TRUE(no_tests->tests.empty());
+  // Truncated inside the skipped tests (the last member): refused all the same.
+  std::vector<uint8_t> bytes = kb_to_cbor(*kb);
+  bytes.resize(bytes.size() - 3);
+  EXPECT_FALSE(kb_from_cbor(bytes, &err, KbParts{.rules = false, .tests = false}));
+  fs::remove(art);
+}
+
 TEST(Api, NaturesAreLoweredWithTheirEvictionFlag) {
   CompileResult r = testing::check_text(
       "reflex 1\nnature hw \"a device\" evicts\nnature app \"user code\"\n"

@@ -125,6 +125,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> bytes(data + skip, data + size);
   std::string err;
   (void)reflex::kb_from_cbor(bytes, &err);
+  (void)reflex::kb_from_cbor(bytes, &err, reflex::KbParts{.rules = false, .tests = false});
 #elif REFLEX_FUZZ_TARGET == 5
   reflex::CompileOptions o;
   o.allow_imports = false;

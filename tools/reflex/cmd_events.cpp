@@ -215,7 +215,8 @@ int run_events(int argc, char** argv) {
   }
 
   std::string err;
-  std::optional<KnowledgeBase> kb = load_kb(kb_path, &err);
+  // Recognition only: the rules and the tests are read past, not decoded.
+  std::optional<KnowledgeBase> kb = load_kb(kb_path, &err, KbParts{.rules = false, .tests = false});
   if (!kb) {
     std::fprintf(stderr, "%s%s", err.c_str(), err.empty() || err.back() != '\n' ? "\n" : "");
     note("cannot load knowledge base " + kb_path);

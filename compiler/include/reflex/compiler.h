@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "reflex/artifact.h"
 #include "reflex/kb.h"
 
 namespace reflex {
@@ -99,7 +100,9 @@ std::string causal_graph_json(const KnowledgeBase& kb);
 // What the runtime CLIs call for `--kb`: a built artifact (reflex/artifact.h) or
 // .rfx sources (file or directory; compiled here). On failure nullopt and
 // *error holds a printable explanation (for sources: the rendered diagnostics).
-// Checks the KB's `requires engine` against this engine.
-std::optional<KnowledgeBase> load_kb(const std::string& path, std::string* error);
+// Checks the KB's `requires engine` against this engine. `parts`: what of an
+// artifact to decode (reflex/artifact.h); sources are compiled whole.
+std::optional<KnowledgeBase> load_kb(const std::string& path, std::string* error,
+                                     KbParts parts = {});
 
 }  // namespace reflex

@@ -13,14 +13,25 @@
 namespace reflex {
 
 bool save_artifact(const KnowledgeBase& kb, const std::string& path, std::string* error);
+// What of the knowledge base a caller needs: `reflex events` reads lines and
+// never walks rules; no runtime command runs the KB's tests. A part left out
+// is still read past (the file is checked whole), not decoded: on the shipped
+// KB the rules and the tests are half the artifact and most of its load time.
+struct KbParts {
+  bool rules = true;  // rules (the causal graph's edges) and latents
+  bool tests = true;  // `test` blocks (reflexc test)
+};
+
 // nullopt + *error for a missing, foreign, truncated or mismatched file.
-std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string* error);
+std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string* error,
+                                           KbParts parts = {});
 // True when the file starts with the artifact magic (cheap sniff; no parse).
 bool is_artifact_file(const std::string& path);
 
 // Serialised form, also used to compare two knowledge bases in tests.
 std::vector<uint8_t> kb_to_cbor(const KnowledgeBase& kb);
-std::optional<KnowledgeBase> kb_from_cbor(const std::vector<uint8_t>& bytes, std::string* error);
+std::optional<KnowledgeBase> kb_from_cbor(const std::vector<uint8_t>& bytes, std::string* error,
+                                          KbParts parts = {});
 
 // "0.1.0" satisfies ">= 0.1.0"? Comparisons: >=, >, =, ==, <, <=; empty = any.
 bool engine_version_satisfies(const std::string& engine_version, const std::string& requirement,
