@@ -146,7 +146,8 @@ namespace {
 // (found by the artifact fuzz target). A compiled KB nests a few levels deep.
 class DepthLimitedSax : public nlohmann::json_sax<json> {
  public:
-  DepthLimitedSax(json& out, KbParts parts) : dom_(out, /*allow_exceptions=*/false), parts_(parts) {}
+  DepthLimitedSax(json& out, KbParts parts)
+      : dom_(out, /*allow_exceptions=*/false), parts_(parts) {}
   bool null() override { return skipped() || dom_.null(); }
   bool boolean(bool v) override { return skipped() || dom_.boolean(v); }
   bool number_integer(number_integer_t v) override { return skipped() || dom_.number_integer(v); }
