@@ -256,6 +256,8 @@ std::unique_ptr<CompiledSignature> CompiledSignature::compile(const Signature& s
       std::vector<std::string> names(static_cast<size_t>(re->NumberOfCapturingGroups()) + 1);
       for (const auto& [idx, name] : re->CapturingGroupNames())
         names[static_cast<size_t>(idx)] = name;
+      // Up to the last named group: match_part asks RE2 for no more.
+      while (names.size() > 1 && names.back().empty()) names.pop_back();
       m.group_names.push_back(std::move(names));
       m.parts.push_back(std::move(re));
     }
@@ -282,12 +284,15 @@ size_t CompiledSignature::parts() const {
 bool CompiledSignature::match_part(size_t i, std::string_view text, FieldValues* caps) const {
   if (i >= impl_->parts.size()) return false;
   const RE2& re = *impl_->parts[i];
-  const int n = re.NumberOfCapturingGroups() + 1;
+  const auto& names = impl_->group_names[i];
+  // No submatch asked for when no named group is read: RE2 then runs its
+  // forward DFA alone and stops at the first match (a suspect's
+  // `mlx5_core.*fail`), not also the reverse DFA for the match's start.
+  const int n = caps != nullptr && names.size() > 1 ? static_cast<int>(names.size()) : 0;
   std::array<re2::StringPiece, kMaxGroups> sub;
   re2::StringPiece input(text.data(), text.size());
   if (!re.Match(input, 0, input.size(), RE2::UNANCHORED, sub.data(), n)) return false;
-  if (caps != nullptr) {
-    const auto& names = impl_->group_names[i];
+  if (n > 0) {
     for (int g = 1; g < n; ++g) {
       const auto& name = names[static_cast<size_t>(g)];
       if (name.empty() || sub[static_cast<size_t>(g)].data() == nullptr) continue;
