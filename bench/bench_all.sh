@@ -57,7 +57,8 @@ field() {  # file, regex with one group (sed -E) -> the group, first match
 }
 {
   echo "Figures from one run of \`make bench\` ($started, $build_type build, $(nproc) CPUs," \
-    "load average at the end $(cut -d' ' -f1-3 /proc/loadavg); CPU time, one core unless noted):"
+    "load average at the end $(cut -d' ' -f1-3 /proc/loadavg); CPU time, one core unless noted;" \
+    "each ingest command the fastest of ${REFLEX_BENCH_REPS:-3} runs):"
   echo
   echo "| what | figure |"
   echo "| --- | --- |"
