@@ -165,8 +165,26 @@ struct Ingestor::Impl {
     int rank_hint = -1;
     uint64_t line_no = 0;
     std::string line;
+    uint64_t repeat = 1;  // unrecognised: lines of si counted, none of them a sample
   };
   std::vector<Op>* record = nullptr;
+  // A worker's unrecognised lines of this file past each suspect's first
+  // kPerSuspect: never samples (those are the first few of each suspect in
+  // walk order), so they travel as one count per suspect, not one op each
+  // (a benign mlx5 chatter line in every 13th kernel line made 100,000 ops).
+  std::vector<uint64_t> unrec_in_file, unrec_extra;
+  void flush_unrecognised_counts() {
+    for (uint32_t si = 0; si < unrec_extra.size(); ++si) {
+      if (!unrec_extra[si]) continue;
+      Op op;
+      op.kind = Op::unrecognised;
+      op.si = si;
+      op.repeat = unrec_extra[si];
+      record->push_back(std::move(op));
+    }
+    unrec_in_file.assign(unrec_in_file.size(), 0);
+    unrec_extra.assign(unrec_extra.size(), 0);
+  }
   // Advances with no event between them close the same folds, in the same
   // (deadline) order, as one advance to the latest of them.
   void record_advance(TimeUs t) {
@@ -188,7 +206,10 @@ struct Ingestor::Impl {
                    op.rank_hint, file, op.line_no, op.line);
         break;
       case Op::unrecognised:
-        note_unrecognised(op.si, file, op.line_no, op.line);
+        if (op.line_no == 0)  // a count (flush_unrecognised_counts)
+          count_unrecognised(op.si, op.repeat);
+        else
+          note_unrecognised(op.si, file, op.line_no, op.line);
         break;
     }
   }
@@ -1043,7 +1064,13 @@ struct Ingestor::Impl {
     if (matched) ++stats.matched_lines;
     if (refused && !recognised) ++stats.transport_refused_by_file[std::string(rec.file)];
     if (suspect != UINT32_MAX && !recognised && !refused) {
-      if (record)
+      if (record && unrec_in_file.size() != matcher.signatures().size()) {
+        unrec_in_file.assign(matcher.signatures().size(), 0);
+        unrec_extra.assign(matcher.signatures().size(), 0);
+      }
+      if (record && ++unrec_in_file[suspect] > kPerSuspect)
+        ++unrec_extra[suspect];
+      else if (record)
         record->push_back(Op{Op::unrecognised,
                              0,
                              suspect,
@@ -1139,14 +1166,17 @@ struct Ingestor::Impl {
 
   // A line that looks like fault evidence (a `suspect` matched) but that no
   // signature recognised: counted per suspect, the first few kept verbatim.
-  static constexpr size_t kMaxUnrecognised = 300;
+  static constexpr size_t kMaxUnrecognised = 300, kSamples = 10, kPerSuspect = 3;
+  void count_unrecognised(uint32_t si, uint64_t n) {
+    stats.unrecognized_lines += n;
+    stats.unrecognized_by_suspect[matcher.signatures()[si].sig->name] += n;
+  }
   void note_unrecognised(uint32_t si, std::string_view file, uint64_t line_no,
                          std::string_view raw) {
     ++stats.unrecognized_lines;
     const std::string& name = matcher.signatures()[si].sig->name;
     uint64_t& n = stats.unrecognized_by_suspect[name];
     ++n;
-    constexpr size_t kSamples = 10, kPerSuspect = 3;
     if (n <= kPerSuspect && stats.unrecognized_samples.size() < kSamples) {
       UnrecognizedLine u;
       u.suspect = name;
@@ -1300,6 +1330,7 @@ bool Ingestor::Impl::read_bundle_threads(const std::string& dir, unsigned n, boo
             [&](const FileContext*) { return begun && w.file_mode == FileMode::chunk; }, &w.fstats);
         w.flush_chunk();
         w.end_of_file_stream();
+        w.flush_unrecognised_counts();
       } catch (const std::exception& e) {
         std::lock_guard lk(slot.mu);
         slot.error = dir + ": " + e.what();
