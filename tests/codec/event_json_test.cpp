@@ -93,6 +93,47 @@ TEST(EventLine, RoundTripsWhatTheLineCarries) {
   expect_same(o, *back);
 }
 
+// The line is written directly, not as a JSON tree: the same bytes as the
+// tree gives, for every member and odd value (control bytes, DEL, quotes,
+// invalid UTF-8, a mono time alone, a subclass, repeated field names).
+TEST(EventLine, DirectLineIsTheTreesBytes) {
+  KnowledgeBase kb;
+  kb.classes.push_back({"gpu_hw", "", "GPU hardware", {}});
+  kb.classes.push_back({"gpu_lost_sub", "gpu_hw", "a subclass", {}});
+  Signature sig;
+  sig.name = "gpu_lost";
+  sig.fault_class = "gpu_lost_sub";
+  kb.signatures.push_back(sig);
+  std::vector<Event> events = {full(), odd(), Event{"n", "d"}};
+  Event ctl = full();
+  ctl.line = std::string("a\x00b\x1f\x7f\x08\x0c\r\n\t\"\\/ end", 20);
+  ctl.fields = {{"k\x02", "v\x1b"}};
+  ctl.count = 1;
+  ctl.first.reset();
+  events.push_back(ctl);
+  Event bad = full();
+  bad.line = "bad \xff\xfe utf-8 \xc3";
+  bad.host.clear();
+  bad.time.wall.reset();
+  bad.time.mono = 12.000001;
+  bad.time.clock.clear();
+  bad.bindings.clear();
+  bad.last.reset();
+  events.push_back(bad);
+  Event dup = full();
+  dup.fields = {{"a", "1"}, {"b", "2"}, {"a", "3"}};
+  events.push_back(dup);
+  const std::string evidence = "kern.log:7";
+  const KnowledgeBase* kbs[] = {nullptr, &kb};
+  for (const KnowledgeBase* k : kbs) {
+    EventLineWriter w(k);
+    for (const Event& e : events) {
+      EXPECT_EQ(w.line(e), w.line_via_tree(e)) << e.name;
+      EXPECT_EQ(w.line(e, &evidence), w.line_via_tree(e, &evidence)) << e.name;
+    }
+  }
+}
+
 TEST(EventLine, EvidenceOverride) {
   Event e = full();
   std::string ev = "kern.log:1";

@@ -21,6 +21,8 @@ class EventLineWriter {
   explicit EventLineWriter(const KnowledgeBase* kb = nullptr);
   // `evidence` replaces ev.evidence when given (inputs named on the command line).
   std::string line(const Event& ev, const std::string* evidence = nullptr) const;
+  // The same line built as a JSON tree (repeated keys; the reference in tests).
+  std::string line_via_tree(const Event& ev, const std::string* evidence = nullptr) const;
 
  private:
   struct Class {
