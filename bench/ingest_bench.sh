@@ -25,7 +25,7 @@
 #   REFLEX_BENCH_DIR=/tmp/reflex-bench   where the bundle is generated (reused if present)
 #   REFLEX_BENCH_KB=...       knowledge base (default: kb/ if it loads, else bench/kb)
 #   REFLEX_BENCH_SAMPLE_MB=16 how much the naive std::regex loop reads
-#   REFLEX_BENCH_CORE=0       CPU to pin to (empty = no pinning)
+#   REFLEX_BENCH_CORE=N-1     CPU to pin to (default the last; empty = no pinning)
 #   REFLEX_BENCH_THREADS=2    --threads for the threaded run (not pinned; wall time vs one thread)
 #   REFLEX_BENCH_REPS=3       runs of each timed command; the fastest is kept
 #   REFLEX_BENCH_PROFILES="mixed telemetry storm"  the mixes (bench/gen_logs.py --profile),
@@ -44,7 +44,9 @@ BUILD=${BUILD:-build}
 MB=${REFLEX_BENCH_MB:-1024}
 DIR=${REFLEX_BENCH_DIR:-/tmp/reflex-bench}
 SAMPLE_MB=${REFLEX_BENCH_SAMPLE_MB:-16}
-CORE=${REFLEX_BENCH_CORE-0}
+# The last CPU: CPU 0 takes most interrupts (on this VM its runs were 25%
+# slower and twice as noisy as CPU 1's).
+CORE=${REFLEX_BENCH_CORE-$(($(nproc) - 1))}
 REFLEX=$BUILD/tools/reflex/reflex
 REFLEXC=$BUILD/tools/reflexc/reflexc
 NAIVE=$BUILD/bench/reflex-naive-regex
