@@ -3,6 +3,8 @@
 // reader tolerates an older artifact of the same format version.
 #include "reflex/artifact.h"
 
+#include "cbor_members.h"
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -146,98 +148,111 @@ namespace {
 // (found by the artifact fuzz target). A compiled KB nests a few levels deep.
 class DepthLimitedSax : public nlohmann::json_sax<json> {
  public:
-  DepthLimitedSax(json& out, KbParts parts)
-      : dom_(out, /*allow_exceptions=*/false), parts_(parts) {}
-  bool null() override { return skipped() || dom_.null(); }
-  bool boolean(bool v) override { return skipped() || dom_.boolean(v); }
-  bool number_integer(number_integer_t v) override { return skipped() || dom_.number_integer(v); }
-  bool number_unsigned(number_unsigned_t v) override {
-    return skipped() || dom_.number_unsigned(v);
-  }
+  explicit DepthLimitedSax(json& out) : dom_(out, /*allow_exceptions=*/false) {}
+  bool null() override { return dom_.null(); }
+  bool boolean(bool v) override { return dom_.boolean(v); }
+  bool number_integer(number_integer_t v) override { return dom_.number_integer(v); }
+  bool number_unsigned(number_unsigned_t v) override { return dom_.number_unsigned(v); }
   bool number_float(number_float_t v, const string_t& s) override {
-    return skipped() || dom_.number_float(v, s);
+    return dom_.number_float(v, s);
   }
-  bool string(string_t& v) override { return skipped() || dom_.string(v); }
-  bool binary(binary_t& v) override { return skipped() || dom_.binary(v); }
+  bool string(string_t& v) override { return dom_.string(v); }
+  bool binary(binary_t& v) override { return dom_.binary(v); }
   bool start_object(std::size_t n) override {
-    if (++depth_ > kMaxDepth) return false;
-    return skip_open() || dom_.start_object(n);
+    return ++depth_ <= kMaxDepth && dom_.start_object(n);
   }
-  bool key(string_t& v) override {
-    if (skip_ > 0) return true;
-    if (depth_ == 1 && !wanted(v)) {  // a top-level member left out: read past its value
-      skip_ = 1;
-      return true;
-    }
-    return dom_.key(v);
-  }
+  bool key(string_t& v) override { return dom_.key(v); }
   bool end_object() override {
     --depth_;
-    return skip_close() || dom_.end_object();
+    return dom_.end_object();
   }
-  bool start_array(std::size_t n) override {
-    if (++depth_ > kMaxDepth) return false;
-    return skip_open() || dom_.start_array(n);
-  }
+  bool start_array(std::size_t n) override { return ++depth_ <= kMaxDepth && dom_.start_array(n); }
   bool end_array() override {
     --depth_;
-    return skip_close() || dom_.end_array();
+    return dom_.end_array();
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
     return false;
   }
 
  private:
-  // skip_: 0 = building; 1 = the next value is skipped; 1 + n = n levels into it.
-  bool wanted(const string_t& k) const {
-    if (!parts_.tests && k == "tests") return false;
-    if (!parts_.rules && (k == "rules" || k == "latents")) return false;
-    return true;
-  }
-  bool skipped() {  // a scalar: the whole skipped value, or inside one
-    if (skip_ == 0) return false;
-    if (skip_ == 1) skip_ = 0;
-    return true;
-  }
-  bool skip_open() {
-    if (skip_ == 0) return false;
-    ++skip_;
-    return true;
-  }
-  bool skip_close() {
-    if (skip_ == 0) return false;
-    if (--skip_ == 1) skip_ = 0;  // the skipped value's own end
-    return true;
-  }
-
   static constexpr int kMaxDepth = 64;
   nlohmann::detail::json_sax_dom_parser<json> dom_;
-  KbParts parts_;
-  int depth_ = 0, skip_ = 0;
+  int depth_ = 0;
 };
-}  // namespace
 
-namespace {
+bool wanted(std::string_view key, KbParts parts) {
+  if (!parts.tests && key == "tests") return false;
+  if (!parts.rules && (key == "rules" || key == "latents")) return false;
+  return true;
+}
+
+// {"data": bytes, "key": text}, as to_json(MatcherCache) writes it, taken in
+// place; false for any other shape (then nlohmann decodes it).
+bool matcher_cache_in_place(const CborMember& m, MatcherCache* out) {
+  std::vector<CborMember> inner;
+  if (!cbor_map_members(m.value, m.value_size, &inner) || inner.size() != 2) return false;
+  const uint8_t *data = nullptr, *key = nullptr;
+  size_t data_size = 0, key_size = 0;
+  for (const CborMember& f : inner) {
+    if (f.key == "data" && cbor_string(f.value, f.value_size, 2, &data, &data_size)) continue;
+    if (f.key == "key" && cbor_string(f.value, f.value_size, 3, &key, &key_size)) continue;
+    return false;
+  }
+  if (!data || !key) return false;
+  out->key.assign(reinterpret_cast<const char*>(key), key_size);
+  out->data.assign(data, data + data_size);
+  return true;
+}
+
 std::optional<KnowledgeBase> kb_from_cbor_bytes(const uint8_t* begin, const uint8_t* end,
                                                 std::string* error, KbParts parts) {
+  const char* const corrupt =
+      "the artifact's contents are not a valid knowledge base (truncated or corrupt)";
+  // The members are found first (their structure checked to the last byte);
+  // those a caller needs are decoded, the matcher database in place.
+  std::vector<CborMember> members;
+  if (!cbor_map_members(begin, static_cast<size_t>(end - begin), &members)) {
+    if (error) *error = corrupt;
+    return std::nullopt;
+  }
+  std::optional<MatcherCache> cache;
+  std::vector<uint8_t> kept;
+  uint64_t n_kept = 0;
+  for (const CborMember& m : members) {
+    if (!wanted(m.key, parts)) continue;
+    MatcherCache c;
+    if (m.key == "matcher_cache" && matcher_cache_in_place(m, &c)) {
+      cache = std::move(c);
+      continue;
+    }
+    kept.insert(kept.end(), m.item, m.item + m.item_size());
+    ++n_kept;
+  }
+  std::vector<uint8_t> doc;
+  doc.reserve(kept.size() + 9);
+  cbor_put_map_head(&doc, n_kept);
+  doc.insert(doc.end(), kept.begin(), kept.end());
   // allow_exceptions=false is not enough: nlohmann 3.11's DOM builder still
   // throws out_of_range for a declared array size beyond max_size (found by
   // the artifact fuzz target), so a hostile artifact is caught here as well.
   json j;
   bool ok = false;
   try {
-    DepthLimitedSax sax(j, parts);
-    ok = json::sax_parse(begin, end, &sax, json::input_format_t::cbor, /*strict=*/true);
+    DepthLimitedSax sax(j);
+    ok = json::sax_parse(doc.begin(), doc.end(), &sax, json::input_format_t::cbor,
+                         /*strict=*/true);
   } catch (const json::exception&) {
     ok = false;
   }
   if (!ok || j.is_discarded() || !j.is_object()) {
-    if (error)
-      *error = "the artifact's contents are not a valid knowledge base (truncated or corrupt)";
+    if (error) *error = corrupt;
     return std::nullopt;
   }
   try {
-    return j.get<KnowledgeBase>();
+    KnowledgeBase kb = j.get<KnowledgeBase>();
+    if (cache) kb.matcher_cache = std::move(*cache);
+    return kb;
   } catch (const std::exception& e) {
     if (error) *error = std::string("the artifact's contents do not fit this engine: ") + e.what();
     return std::nullopt;

@@ -132,6 +132,65 @@ TEST(Api, LoadArtifactLeavesOutTheRulesAndTheTestsWhenAsked) {
   fs::remove(art);
 }
 
+// The artifact's members are found by a structure scan before any is
+// decoded (model/cbor_members.h): the matcher database comes out whole,
+// and a damaged or hostile document is refused in every part, kept or
+// skipped, without reading past its end or recursing without bound.
+TEST(Api, ArtifactDecoderTakesTheMatcherDatabaseInPlaceAndRefusesDamage) {
+  std::string err;
+  auto kb = load_kb(kGood, &err);
+  ASSERT_TRUE(kb) << err;
+  kb->matcher_cache.key = "reflex-matcher-2 test";
+  kb->matcher_cache.data.resize(70000);
+  for (size_t i = 0; i < kb->matcher_cache.data.size(); ++i)
+    kb->matcher_cache.data[i] = static_cast<uint8_t>(i * 7);
+  const std::vector<uint8_t> good = kb_to_cbor(*kb);
+  auto back = kb_from_cbor(good, &err);
+  ASSERT_TRUE(back) << err;
+  EXPECT_EQ(back->matcher_cache.key, kb->matcher_cache.key);
+  EXPECT_EQ(back->matcher_cache.data, kb->matcher_cache.data);
+  EXPECT_EQ(kb_to_cbor(*back), good);
+  auto lean = kb_from_cbor(good, &err, KbParts{.rules = false, .tests = false});
+  ASSERT_TRUE(lean) << err;
+  EXPECT_EQ(lean->matcher_cache.data, kb->matcher_cache.data);
+
+  // The same document with an indefinite-length top-level map still loads.
+  std::vector<uint8_t> indef = good;
+  ASSERT_EQ(indef[0] >> 5, 5);  // a definite map of a few members
+  ASSERT_LT(indef[0] & 31, 24);
+  indef[0] = 0xbf;
+  indef.push_back(0xff);
+  auto from_indef = kb_from_cbor(indef, &err);
+  ASSERT_TRUE(from_indef) << err;
+  EXPECT_EQ(kb_to_cbor(*from_indef), good);
+
+  auto refused = [&](std::vector<uint8_t> bytes, const char* what) {
+    for (KbParts parts : {KbParts{}, KbParts{.rules = false, .tests = false}})
+      EXPECT_FALSE(kb_from_cbor(bytes, &err, parts)) << what;
+  };
+  for (size_t cut : {size_t{1}, size_t{2}, good.size() / 2, good.size() - 1})
+    refused(std::vector<uint8_t>(good.begin(), good.begin() + static_cast<long>(cut)), "truncated");
+  std::vector<uint8_t> trailing = good;
+  trailing.push_back(0);
+  refused(trailing, "trailing byte");
+  // {"tests": [[[[...]]]]}: 100 levels in a member that is skipped or kept.
+  std::vector<uint8_t> deep = {0xa1, 0x65, 't', 'e', 's', 't', 's'};
+  deep.insert(deep.end(), 100, 0x81);
+  deep.push_back(0x00);
+  refused(deep, "nested 100 deep");
+  // {"rules": array of 2^63 items}: a count beyond the bytes there are.
+  refused(
+      {0xa1, 0x65, 'r', 'u', 'l', 'e', 's', 0x9b, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+      "huge count");
+  refused({0xa1, 0x65, 't', 'e', 's', 't', 's', 0x5f, 0x41, 'a'}, "unclosed indefinite bytes");
+  refused({0xa1, 0x65, 't', 'e', 's', 't', 's', 0x5f, 0x61, 'a', 0xff}, "text chunk in bytes");
+  refused({0xa1, 0x65, 't', 'e', 's', 't', 's', 0xbf, 0x00, 0xff}, "odd indefinite map");
+  refused({0xa1, 0x65, 't', 'e', 's', 't', 's', 0xff}, "a lone break");
+  refused({0xa1, 0x01, 0x02}, "a key that is not text");
+  refused({0xa1, 0x65, 't', 'e', 's', 't', 's', 0x1c}, "reserved additional info");
+  refused({0x81, 0x00}, "not a map");
+}
+
 TEST(Api, NaturesAreLoweredWithTheirEvictionFlag) {
   CompileResult r = testing::check_text(
       "reflex 1\nnature hw \"a device\" evicts\nnature app \"user code\"\n"
