@@ -106,7 +106,11 @@ TEST(EventLine, DirectLineIsTheTreesBytes) {
   kb.signatures.push_back(sig);
   std::vector<Event> events = {full(), odd(), Event{"n", "d"}};
   Event ctl = full();
-  ctl.line = std::string("a\x00b\x1f\x7f\x08\x0c\r\n\t\"\\/ end", 20);
+  // A NUL, control bytes, DEL, escapes; adjacent literals keep "\x00" apart from "b".
+  static const char kCtl[] =
+      "a\x00"
+      "b\x1f\x7f\x08\x0c\r\n\t\"\\/ end";
+  ctl.line = std::string(kCtl, sizeof kCtl - 1);
   ctl.fields = {{"k\x02", "v\x1b"}};
   ctl.count = 1;
   ctl.first.reset();
