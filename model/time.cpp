@@ -69,7 +69,9 @@ std::optional<TimeUs> parse_rfc3339(const std::string& s) {
   if (p != s.size()) return std::nullopt;
   int64_t days = days_from_civil(Y, static_cast<unsigned>(M), static_cast<unsigned>(D));
   int64_t secs = days * 86400 + h * 3600 + mi * 60 + se - offset_s;
-  return secs * 1000000 + us;
+  const TimeUs t = secs * 1000000 + us;
+  if (!in_rfc3339_range(t)) return std::nullopt;  // e.g. 9999-12-31T23:30:00-01:00
+  return t;
 }
 
 }  // namespace reflex

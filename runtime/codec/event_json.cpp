@@ -53,7 +53,19 @@ bool read_time(const json& j, const char* key, std::optional<TimeUs>* out, std::
     if (!*out && error) *error = std::string("bad \"") + key + "\": " + it->get<std::string>();
     return out->has_value();
   }
-  if (it->is_number_integer()) *out = it->get<int64_t>();
+  if (it->is_number_integer()) {
+    // Beyond year 9999 the line form could not write it back: refused
+    // like a bad string (the fast path's rule too).
+    const bool huge = it->is_number_unsigned() && it->get<uint64_t>() > uint64_t{INT64_MAX};
+    const int64_t v = huge ? INT64_MAX : it->get<int64_t>();
+    if (!in_rfc3339_range(v)) {
+      if (error)
+        *error =
+            std::string("bad \"") + key + "\": " + it->dump() + " us is outside years 0000-9999";
+      return false;
+    }
+    *out = v;
+  }
   return true;
 }
 
@@ -264,7 +276,9 @@ bool read_time(RecordReader& r, bool is_ts, std::optional<TimeUs>* slot) {
   }
   if (!r.integer(&sv, &uv, &neg)) return false;
   if (!neg && uv > static_cast<uint64_t>(INT64_MAX)) return false;
-  *slot = neg ? sv : static_cast<int64_t>(uv);
+  const int64_t v = neg ? sv : static_cast<int64_t>(uv);
+  if (!in_rfc3339_range(v)) return !is_ts;  // as a bad string
+  *slot = v;
   return true;
 }
 

@@ -1332,6 +1332,12 @@ bool LineParserImpl::alpha_line(std::string_view raw, LogRecord* out, std::strin
 
 // The record's time (own, inherited, lead time; plausibility) and clock.
 void LineParserImpl::settle_time(LogRecord* out) {
+  if (out->time.wall && !in_rfc3339_range(*out->time.wall)) {
+    // Past year 9999 (epoch digits, an offset): no RFC 3339 text could carry
+    // it to the next reader, so it is not kept; counted as implausible.
+    out->time.wall.reset();
+    ++stats->implausible_time;
+  }
   if (!out->time.wall && !out->time.mono) {
     // No time of its own: inherit the previous line's time, clock and
     // transport (continuation lines of a multi-line kernel message).
@@ -1496,9 +1502,12 @@ bool parse_envelope(std::string_view json_line, const Topology& topo, int64_t ar
           ts = to_us(c, c.year, c.has_zone ? c.zone_s : 0);
       } else if (t->is_number()) {
         // Epoch seconds, milliseconds or microseconds, by magnitude.
-        double v = t->get<double>();
-        ts = v > 1e14 ? int64_t(v) : v > 1e11 ? int64_t(v * 1e3) : int64_t(v * 1e6);
+        const double v = t->get<double>();
+        const double us = v > 1e14 ? v : v > 1e11 ? v * 1e3 : v * 1e6;
+        // Compared as a double first: a cast of one past int64 is undefined.
+        if (us >= double(kMinRfc3339Us) && us <= double(kMaxRfc3339Us)) ts = int64_t(us);
       }
+      if (ts && !in_rfc3339_range(*ts)) ts.reset();  // an offset past year 9999
       if (!ts) ++stats->implausible_time;
     }
 

@@ -49,7 +49,7 @@ Event odd() {
   e.fields = {{"", ""}, {"msg", "日本語"}};
   e.count = std::numeric_limits<uint64_t>::max();
   e.seq = std::numeric_limits<uint64_t>::max();
-  e.time.wall = std::numeric_limits<int64_t>::min() / 2;  // before the epoch
+  e.time.wall = kMinRfc3339Us;  // before the epoch, the earliest a line can write
   return e;
 }
 
@@ -157,6 +157,20 @@ TEST(EventJson, RefusesWhatIsNotAnEvent) {
   EXPECT_EQ(err, "missing \"device\"");
   EXPECT_FALSE(parse_event_json(R"({"event":"a","device":"x","ts":"yesterday"})", &err));
   EXPECT_EQ(err, "bad \"ts\": yesterday");
+  // Integer microseconds past year 9999 (a fuzzer's record: the line form
+  // would write "58081-04-09T..." and refuse it on reading), on the record's
+  // fast path and on the DOM path (a line) alike.
+  EXPECT_FALSE(parse_event_json(R"({"name":"a","device":"x","ts":1770700707262408271})", &err));
+  EXPECT_FALSE(parse_event_json(R"({"event":"a","device":"x","ts":1770700707262408271})", &err));
+  EXPECT_EQ(err, "bad \"ts\": 1770700707262408271 us is outside years 0000-9999");
+  EXPECT_FALSE(parse_event_json(R"({"event":"a","device":"x","ts":18446744073709551615})", &err));
+  EXPECT_FALSE(parse_event_json(R"({"name":"a","device":"x","ts":-62167219200000001})", &err));
+  EXPECT_TRUE(parse_event_json(R"({"name":"a","device":"x","ts":-62167219200000000})", &err));
+  // first/last are informational: out of range, dropped, the event kept.
+  auto e =
+      parse_event_json(R"({"name":"a","device":"x","count":2,"first":1770700707262408271})", &err);
+  ASSERT_TRUE(e);
+  EXPECT_FALSE(e->first);
   // a mistyped identity (the deployment's garbage test: device 7, device [])
   EXPECT_FALSE(parse_event_json(R"({"name":"a","device":[]})", &err));
   EXPECT_EQ(err, "\"device\" is not a string");

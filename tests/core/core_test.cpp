@@ -62,6 +62,22 @@ TEST(Time, Rfc3339RoundTrip) {
   EXPECT_EQ(civil_to_time_us(2026, 3, 5, 10, 11, 12, 345678), *t);
 }
 
+// Years 0000-9999 are what the text can hold; past them nothing reads it back.
+TEST(Time, Rfc3339RangeIsFourDigitYears) {
+  EXPECT_EQ(format_time_us(kMaxRfc3339Us), "9999-12-31T23:59:59.999999Z");
+  EXPECT_EQ(format_time_us(kMinRfc3339Us), "0000-01-01T00:00:00.000000Z");
+  EXPECT_EQ(parse_rfc3339(format_time_us(kMaxRfc3339Us)), kMaxRfc3339Us);
+  EXPECT_EQ(parse_rfc3339(format_time_us(kMinRfc3339Us)), kMinRfc3339Us);
+  EXPECT_FALSE(in_rfc3339_range(kMaxRfc3339Us + 1));
+  EXPECT_FALSE(in_rfc3339_range(kMinRfc3339Us - 1));
+  EXPECT_EQ(format_time_us(kMaxRfc3339Us + 1), "10000-01-01T00:00:00.000000Z");
+  // An offset can carry a four-digit text out of the range: refused.
+  EXPECT_FALSE(parse_rfc3339("9999-12-31T23:30:00-01:00"));
+  EXPECT_FALSE(parse_rfc3339("9999-12-31T23:59:60Z"));
+  EXPECT_FALSE(parse_rfc3339("0000-01-01T00:30:00+01:00"));
+  EXPECT_TRUE(parse_rfc3339("9999-12-31T23:30:00+01:00"));
+}
+
 TEST(Sha256, KnownVectors) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");

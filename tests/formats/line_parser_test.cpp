@@ -797,6 +797,17 @@ TEST(FormatSequences, ImplausibleTimesAreKeptAndCounted) {
   EXPECT_EQ(f.stats.implausible_time, 2u);
 }
 
+TEST(FormatSequences, TimesPastYear9999AreNotKept) {
+  Fixture f(2024);
+  ASSERT_TRUE(f.parse("2024-06-01T00:00:00Z fine"));
+  // Four digits, but the offset takes it into year 10000: the line keeps the
+  // previous line's time, as a line without one does, and is counted.
+  ASSERT_TRUE(f.parse("9999-12-31T23:59:59-05:00 beyond"));
+  EXPECT_TRUE(f.rec.time_inherited);
+  EXPECT_EQ(format_time_us(*f.rec.time.wall), "2024-06-01T00:00:00.000000Z");
+  EXPECT_EQ(f.stats.implausible_time, 1u);
+}
+
 TEST(FormatSequences, GarbageNulInvalidUtf8AndHugeLinesAreKeptAndCounted) {
   FormatStats stats;
   FormatOptions opts;
@@ -898,6 +909,23 @@ TEST(Envelope, InvalidJsonAndMissingMsgAreCountedAndSkipped) {
       parse_envelope(R"({"host": "node-0017", "msg": 17})", topo(), 0, &stats, &storage, &rec));
   EXPECT_EQ(stats.skipped_invalid_json, 3u);
   EXPECT_EQ(stats.skipped_no_msg, 2u);
+}
+
+TEST(Envelope, TsPastYear9999IsArrivalAndCounted) {
+  FormatStats stats;
+  std::string storage;
+  LogRecord rec;
+  // 1e20 us would not fit int64 (a cast of it is undefined); the other is
+  // year 58081; the string's offset reaches year 10000.
+  for (const char* line :
+       {R"({"host": "node-0017", "ts": 1e20, "msg": "x"})",
+        R"({"host": "node-0017", "ts": -1e300, "msg": "x"})",
+        R"({"host": "node-0017", "ts": 1770700707262408271, "msg": "x"})",
+        R"({"host": "node-0017", "ts": "9999-12-31T23:59:59-05:00", "msg": "x"})"}) {
+    ASSERT_TRUE(parse_envelope(line, topo(), 1709633472000000, &stats, &storage, &rec)) << line;
+    EXPECT_EQ(*rec.time.wall, 1709633472000000) << line;
+  }
+  EXPECT_EQ(stats.implausible_time, 4u);
 }
 
 }  // namespace

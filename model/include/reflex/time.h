@@ -73,9 +73,19 @@ constexpr TimeUs civil_to_time_us(int year, int month, int day, int hour, int mi
   return (days * 86400 + hour * 3600 + minute * 60 + second) * kUsPerSec + micros;
 }
 
+// The times RFC 3339 can write (a four-digit year): 0000-01-01T00:00:00Z to
+// 9999-12-31T23:59:59.999999Z. A time outside it would be written as text no
+// reader takes back, so every reader of integer times refuses it.
+inline constexpr TimeUs kMinRfc3339Us = civil_to_time_us(0, 1, 1, 0, 0, 0, 0);
+inline constexpr TimeUs kMaxRfc3339Us = civil_to_time_us(9999, 12, 31, 23, 59, 59, 999999);
+constexpr bool in_rfc3339_range(TimeUs t) {
+  return t >= kMinRfc3339Us && t <= kMaxRfc3339Us;
+}
+
 // Output times: RFC 3339 UTC with microseconds and 'Z'.
 std::string format_time_us(TimeUs t);
-// Parses what format_time_us writes (and RFC 3339 with offsets / fewer digits).
+// Parses what format_time_us writes (and RFC 3339 with offsets / fewer digits);
+// nullopt for a time outside in_rfc3339_range once its offset is applied.
 std::optional<TimeUs> parse_rfc3339(const std::string& s);
 
 }  // namespace reflex
