@@ -15,15 +15,32 @@
 
 namespace reflex::ingest {
 
-Matcher::Matcher() = default;
+Matcher::Compiled::~Compiled() {
+  if (db) hs_free_database(db);
+  if (chunk_db) hs_free_database(chunk_db);
+  if (factor_db) hs_free_database(factor_db);
+}
+
+Matcher::Matcher() : c_(std::make_shared<Compiled>()) {}
 
 Matcher::~Matcher() {
   if (scratch_) hs_free_scratch(scratch_);
-  if (db_) hs_free_database(db_);
   if (chunk_scratch_) hs_free_scratch(chunk_scratch_);
-  if (chunk_db_) hs_free_database(chunk_db_);
   if (factor_scratch_) hs_free_scratch(factor_scratch_);
-  if (factor_db_) hs_free_database(factor_db_);
+}
+
+bool Matcher::share(const Matcher& origin, std::string* error) {
+  c_ = origin.c_;
+  auto clone = [&](hs_scratch* from, hs_scratch** to) {
+    if (!from || hs_clone_scratch(from, to) == HS_SUCCESS) return true;
+    if (error) *error = "cannot allocate Hyperscan scratch";
+    return false;
+  };
+  if (!clone(origin.scratch_, &scratch_) || !clone(origin.chunk_scratch_, &chunk_scratch_) ||
+      !clone(origin.factor_scratch_, &factor_scratch_))
+    return false;
+  seen_.assign(origin.seen_.size(), 0);
+  return true;
 }
 
 namespace {
@@ -58,7 +75,7 @@ bool pattern_context_free(const std::string& text) {
 
 bool Matcher::hit_survives_context(const std::vector<uint32_t>& hits) const {
   for (uint32_t h : hits)
-    if (h < patterns_.size() && patterns_[h].context_free) return true;
+    if (h < c_->patterns.size() && c_->patterns[h].context_free) return true;
   return false;
 }
 
@@ -66,14 +83,14 @@ bool Matcher::hit_survives_context(const std::vector<uint32_t>& hits) const {
 void Matcher::add_signatures(const KnowledgeBase& kb, std::vector<std::string>* notes) {
   std::unordered_map<std::string, uint32_t> by_text;
   auto intern = [&](const std::string& text, uint32_t sig, uint32_t part) {
-    auto [it, fresh] = by_text.emplace(text, static_cast<uint32_t>(patterns_.size()));
+    auto [it, fresh] = by_text.emplace(text, static_cast<uint32_t>(c_->patterns.size()));
     if (fresh) {
       PatternInfo p;
       p.text = text;
       p.rep_sig = sig;
       p.rep_part = part;
       p.context_free = pattern_context_free(text);
-      patterns_.push_back(std::move(p));
+      c_->patterns.push_back(std::move(p));
     }
     return it->second;
   };
@@ -88,7 +105,7 @@ void Matcher::add_signatures(const KnowledgeBase& kb, std::vector<std::string>* 
       if (notes) notes->push_back("signature " + sig.name + " left out: " + why);
       continue;
     }
-    uint32_t si = static_cast<uint32_t>(sigs_.size());
+    uint32_t si = static_cast<uint32_t>(c_->sigs.size());
     SigInfo info;
     info.sig = &sig;
     info.compiled = std::move(compiled);
@@ -96,14 +113,14 @@ void Matcher::add_signatures(const KnowledgeBase& kb, std::vector<std::string>* 
       uint32_t p = intern(sig.patterns[i], si, static_cast<uint32_t>(i));
       info.part_pattern.push_back(p);
       if (i == 0) {
-        patterns_[p].first_of.push_back(si);
-        patterns_[p].first_sources |= sig.sources;
+        c_->patterns[p].first_of.push_back(si);
+        c_->patterns[p].first_sources |= sig.sources;
       } else {
-        patterns_[p].is_continuation = true;
+        c_->patterns[p].is_continuation = true;
       }
     }
-    if (sig.patterns.size() > 1) has_multiline_ = true;
-    sigs_.push_back(std::move(info));
+    if (sig.patterns.size() > 1) c_->has_multiline = true;
+    c_->sigs.push_back(std::move(info));
   }
 }
 
@@ -111,17 +128,17 @@ void Matcher::add_signatures(const KnowledgeBase& kb, std::vector<std::string>* 
 // Hyperscan names a pattern it refuses, retry that one as a prefilter, then
 // leave it to RE2 alone.
 void Matcher::compile_line_database(std::vector<std::string>* notes) {
-  std::vector<unsigned> flags(patterns_.size(), hyperscan_pattern_flags(/*prefilter=*/false));
-  for (int attempt = 0; attempt < static_cast<int>(patterns_.size()) * 2 + 2; ++attempt) {
+  std::vector<unsigned> flags(c_->patterns.size(), hyperscan_pattern_flags(/*prefilter=*/false));
+  for (int attempt = 0; attempt < static_cast<int>(c_->patterns.size()) * 2 + 2; ++attempt) {
     std::vector<const char*> exprs;
     std::vector<unsigned> fl, ids;
-    db_ids_.clear();
-    for (uint32_t i = 0; i < patterns_.size(); ++i) {
-      if (!patterns_[i].in_database) continue;
-      exprs.push_back(patterns_[i].text.c_str());
+    c_->db_ids.clear();
+    for (uint32_t i = 0; i < c_->patterns.size(); ++i) {
+      if (!c_->patterns[i].in_database) continue;
+      exprs.push_back(c_->patterns[i].text.c_str());
       fl.push_back(flags[i]);
-      ids.push_back(static_cast<unsigned>(db_ids_.size()));
-      db_ids_.push_back(i);
+      ids.push_back(static_cast<unsigned>(c_->db_ids.size()));
+      c_->db_ids.push_back(i);
     }
     if (exprs.empty()) break;
     hs_compile_error_t* cerr = nullptr;
@@ -130,28 +147,28 @@ void Matcher::compile_line_database(std::vector<std::string>* notes) {
         hs_compile_multi(exprs.data(), fl.data(), ids.data(), static_cast<unsigned>(exprs.size()),
                          HS_MODE_BLOCK, nullptr, &db, &cerr);
     if (rc == HS_SUCCESS) {
-      db_ = db;
+      c_->db = db;
       break;
     }
     int bad = cerr ? cerr->expression : -1;
     std::string msg = cerr && cerr->message ? cerr->message : "unknown error";
     if (cerr) hs_free_compile_error(cerr);
-    if (bad < 0 || static_cast<size_t>(bad) >= db_ids_.size()) {
+    if (bad < 0 || static_cast<size_t>(bad) >= c_->db_ids.size()) {
       // Not attributable to one pattern (e.g. resource limits): RE2 does all.
       if (notes) notes->push_back("Hyperscan database failed (" + msg + "); using RE2 only");
-      for (auto& p : patterns_) p.in_database = false;
-      db_ids_.clear();
+      for (auto& p : c_->patterns) p.in_database = false;
+      c_->db_ids.clear();
       break;
     }
-    uint32_t pi = db_ids_[bad];
+    uint32_t pi = c_->db_ids[bad];
     if (!(flags[pi] & HS_FLAG_PREFILTER)) {
       flags[pi] = hyperscan_pattern_flags(/*prefilter=*/true);
-      patterns_[pi].prefilter = true;
+      c_->patterns[pi].prefilter = true;
     } else {
-      patterns_[pi].in_database = false;
-      patterns_[pi].prefilter = false;
+      c_->patterns[pi].in_database = false;
+      c_->patterns[pi].prefilter = false;
       if (notes)
-        notes->push_back("pattern /" + patterns_[pi].text + "/ is not Hyperscan-compatible (" +
+        notes->push_back("pattern /" + c_->patterns[pi].text + "/ is not Hyperscan-compatible (" +
                          msg + "); checked with RE2 on every line");
     }
   }
@@ -162,14 +179,14 @@ void Matcher::compile_chunk_database() {
   std::vector<std::string> texts;
   std::vector<const char*> exprs;
   std::vector<unsigned> fl, ids;
-  for (uint32_t i = 0; i < patterns_.size(); ++i) {
-    std::string t = patterns_[i].text;
+  for (uint32_t i = 0; i < c_->patterns.size(); ++i) {
+    std::string t = c_->patterns[i].text;
     if (!t.empty() && t[0] == '^') t.erase(0, 1);  // msg start is not line start
     texts.push_back(std::move(t));
   }
-  for (uint32_t i = 0; i < patterns_.size(); ++i) {
+  for (uint32_t i = 0; i < c_->patterns.size(); ++i) {
     exprs.push_back(texts[i].c_str());
-    fl.push_back(HS_FLAG_MULTILINE | (patterns_[i].prefilter ? HS_FLAG_PREFILTER : 0u));
+    fl.push_back(HS_FLAG_MULTILINE | (c_->patterns[i].prefilter ? HS_FLAG_PREFILTER : 0u));
     ids.push_back(i);
   }
   hs_compile_error_t* cerr = nullptr;
@@ -178,7 +195,7 @@ void Matcher::compile_chunk_database() {
   if (hs_compile_multi(exprs.data(), fl.data(), ids.data(), static_cast<unsigned>(exprs.size()),
                        HS_MODE_BLOCK, nullptr, &db, &cerr) == HS_SUCCESS) {
     if (hs_alloc_scratch(db, &chunk_scratch_) == HS_SUCCESS) {
-      chunk_db_ = db;
+      c_->chunk_db = db;
     } else {
       hs_free_database(db);
     }
@@ -189,16 +206,16 @@ void Matcher::compile_chunk_database() {
 
 bool Matcher::build(const KnowledgeBase& kb, std::string* error, std::vector<std::string>* notes) {
   add_signatures(kb, notes);
-  if (patterns_.empty()) return true;  // an empty KB matches nothing; fine
+  if (c_->patterns.empty()) return true;  // an empty KB matches nothing; fine
   if (build_shared(kb.matcher_cache, notes)) return true;
   compile_line_database(notes);
-  for (uint32_t i = 0; i < patterns_.size(); ++i)
-    if (!patterns_[i].in_database) fallback_.push_back(i);
-  if (db_ && hs_alloc_scratch(db_, &scratch_) != HS_SUCCESS) {
+  for (uint32_t i = 0; i < c_->patterns.size(); ++i)
+    if (!c_->patterns[i].in_database) c_->fallback.push_back(i);
+  if (c_->db && hs_alloc_scratch(c_->db, &scratch_) != HS_SUCCESS) {
     if (error) *error = "cannot allocate Hyperscan scratch";
     return false;
   }
-  if (fallback_.empty()) compile_chunk_database();
+  if (c_->fallback.empty()) compile_chunk_database();
   return true;
 }
 
@@ -229,7 +246,7 @@ std::string Matcher::shared_cache_key(const std::vector<std::string>& texts) {
 
 hs_database* Matcher::load_cached(const std::vector<uint8_t>& data, std::vector<unsigned>* flags,
                                   std::string* why) const {
-  const size_t n = patterns_.size();
+  const size_t n = c_->patterns.size();
   if (data.size() < 4 || get_u32(data.data()) != n || data.size() < 8 + 4 * n ||
       get_u32(data.data() + 4 + 4 * n) > data.size() - 8 - 4 * n) {
     *why = "its header does not fit this knowledge base";
@@ -249,20 +266,20 @@ hs_database* Matcher::load_cached(const std::vector<uint8_t>& data, std::vector<
 }
 
 bool Matcher::export_cache(MatcherCache* out) const {
-  if (!shared_ || !chunk_db_) return false;
+  if (!c_->shared || !c_->chunk_db) return false;
   char* bytes = nullptr;
   size_t len = 0;
-  if (hs_serialize_database(chunk_db_, &bytes, &len) != HS_SUCCESS) return false;
-  out->key = cache_key_;
+  if (hs_serialize_database(c_->chunk_db, &bytes, &len) != HS_SUCCESS) return false;
+  out->key = c_->cache_key;
   out->data.clear();
-  put_u32(&out->data, static_cast<uint32_t>(shared_flags_.size()));
-  for (unsigned f : shared_flags_) put_u32(&out->data, f);
+  put_u32(&out->data, static_cast<uint32_t>(c_->shared_flags.size()));
+  for (unsigned f : c_->shared_flags) put_u32(&out->data, f);
   put_u32(&out->data, static_cast<uint32_t>(len));
   out->data.insert(out->data.end(), bytes, bytes + len);
   std::free(bytes);  // hs_serialize_database allocates with the misc allocator (malloc)
-  if (!factor_db_) return true;
-  if (hs_serialize_database(factor_db_, &bytes, &len) != HS_SUCCESS) return false;
-  for (const PatternInfo& p : patterns_) out->data.push_back(p.cut ? 1 : 0);
+  if (!c_->factor_db) return true;
+  if (hs_serialize_database(c_->factor_db, &bytes, &len) != HS_SUCCESS) return false;
+  for (const PatternInfo& p : c_->patterns) out->data.push_back(p.cut ? 1 : 0);
   out->data.insert(out->data.end(), bytes, bytes + len);
   std::free(bytes);
   return true;
@@ -271,7 +288,7 @@ bool Matcher::export_cache(MatcherCache* out) const {
 // The factor section of a cache (after the exact database): false when it
 // is absent, damaged or foreign (then it is compiled).
 bool Matcher::load_factor_database(const std::vector<uint8_t>& data, size_t offset) {
-  const size_t n = patterns_.size();
+  const size_t n = c_->patterns.size();
   if (offset + n >= data.size()) return false;
   hs_database_t* db = nullptr;
   const char* bytes = reinterpret_cast<const char*>(data.data() + offset + n);
@@ -280,8 +297,8 @@ bool Matcher::load_factor_database(const std::vector<uint8_t>& data, size_t offs
     hs_free_database(db);
     return false;
   }
-  factor_db_ = db;
-  for (size_t i = 0; i < n; ++i) patterns_[i].cut = data[offset + i] != 0;
+  c_->factor_db = db;
+  for (size_t i = 0; i < n; ++i) c_->patterns[i].cut = data[offset + i] != 0;
   return true;
 }
 
@@ -310,12 +327,12 @@ static hs_database_t* compile_block_db(const std::vector<std::string>& texts,
 // Hyperscan refuses is put back as the pattern. No database when nothing is cut.
 bool Matcher::compile_factor_database(const std::vector<std::string>& texts,
                                       const std::vector<unsigned>& flags) {
-  const size_t n = patterns_.size();
+  const size_t n = c_->patterns.size();
   std::vector<std::string> fac(texts);
   std::vector<unsigned> fl(flags);
   std::vector<bool> cut(n, false);
   for (size_t i = 0; i < n; ++i) {
-    if ((flags[i] & HS_FLAG_PREFILTER) || !patterns_[i].context_free) continue;
+    if ((flags[i] & HS_FLAG_PREFILTER) || !c_->patterns[i].context_free) continue;
     std::string f = block_factor(texts[i]);
     if (f == texts[i]) continue;
     fac[i] = std::move(f);
@@ -337,8 +354,8 @@ bool Matcher::compile_factor_database(const std::vector<std::string>& texts,
     hs_free_database(db);
     return false;
   }
-  factor_db_ = db;
-  for (size_t i = 0; i < n; ++i) patterns_[i].cut = cut[i];
+  c_->factor_db = db;
+  for (size_t i = 0; i < n; ++i) c_->patterns[i].cut = cut[i];
   return true;
 }
 
@@ -347,22 +364,22 @@ bool Matcher::compile_factor_database(const std::vector<std::string>& texts,
 // of the exact database's hits, and RE2 confirms every hit anyway. Only when
 // some pattern cannot go in (even as a prefilter) are two databases built.
 bool Matcher::build_shared(const MatcherCache& cache, std::vector<std::string>* notes) {
-  const size_t n = patterns_.size();
+  const size_t n = c_->patterns.size();
   std::vector<std::string> texts(n);
   std::vector<bool> stripped(n, false);
   for (size_t i = 0; i < n; ++i) {
-    texts[i] = patterns_[i].text;
+    texts[i] = c_->patterns[i].text;
     if (!texts[i].empty() && texts[i][0] == '^') {
       texts[i].erase(0, 1);  // msg start is not line start
       stripped[i] = true;
     }
   }
-  cache_key_ = shared_cache_key(texts);
+  c_->cache_key = shared_cache_key(texts);
   std::vector<unsigned> flags(n, HS_FLAG_MULTILINE);
   hs_database_t* db = nullptr;
   if (!cache.empty()) {
     std::string why;
-    if (cache.key != cache_key_)
+    if (cache.key != c_->cache_key)
       why = "it was built for other patterns, another Hyperscan version or another CPU";
     else
       db = load_cached(cache.data, &flags, &why);
@@ -380,7 +397,7 @@ bool Matcher::build_shared(const MatcherCache& cache, std::vector<std::string>* 
       why = "Hyperscan rejected its factor database as damaged or foreign";
     }
     if (db)
-      from_cache_ = true;
+      c_->from_cache = true;
     else if (notes)
       notes->push_back("precompiled pattern database not used (" + why + "); compiled instead");
   }
@@ -395,18 +412,18 @@ bool Matcher::build_shared(const MatcherCache& cache, std::vector<std::string>* 
     hs_free_database(db);
     return false;
   }
-  chunk_db_ = db;
-  shared_ = true;
-  shared_flags_ = flags;
-  db_ids_.clear();
+  c_->chunk_db = db;
+  c_->shared = true;
+  c_->shared_flags = flags;
+  c_->db_ids.clear();
   for (uint32_t i = 0; i < n; ++i) {
-    patterns_[i].prefilter = (flags[i] & HS_FLAG_PREFILTER) != 0;
-    patterns_[i].in_database = true;
-    patterns_[i].anchor_dropped = stripped[i];
-    db_ids_.push_back(i);
+    c_->patterns[i].prefilter = (flags[i] & HS_FLAG_PREFILTER) != 0;
+    c_->patterns[i].in_database = true;
+    c_->patterns[i].anchor_dropped = stripped[i];
+    c_->db_ids.push_back(i);
   }
   seen_.assign(n, 0);
-  if (!from_cache_) compile_factor_database(texts, flags);
+  if (!c_->from_cache) compile_factor_database(texts, flags);
   return true;
 }
 
@@ -469,18 +486,18 @@ void Matcher::scan_block(std::string_view buf, std::vector<BlockLine>* lines,
                          std::vector<uint32_t>* hits) const {
   lines->clear();
   hits->clear();
-  if (!chunk_db_ || buf.empty()) return;
-  if (block_seen_.size() != patterns_.size()) block_seen_.assign(patterns_.size(), 0);
-  const bool factors = factor_db_ != nullptr;
+  if (!c_->chunk_db || buf.empty()) return;
+  if (block_seen_.size() != c_->patterns.size()) block_seen_.assign(c_->patterns.size(), 0);
+  const bool factors = c_->factor_db != nullptr;
   BlockCtx ctx{buf.data(), buf.size(), lines, hits, block_seen_.data()};
-  hs_scan(factors ? factor_db_ : chunk_db_, buf.data(), static_cast<unsigned>(buf.size()), 0,
+  hs_scan(factors ? c_->factor_db : c_->chunk_db, buf.data(), static_cast<unsigned>(buf.size()), 0,
           factors ? factor_scratch_ : chunk_scratch_, on_block_match, &ctx);
   close_line(&ctx);
   if (factors && ctx.unsorted) {  // rare: redo it as without factors, to get the same lines
     lines->clear();
     hits->clear();
     ctx = BlockCtx{buf.data(), buf.size(), lines, hits, block_seen_.data()};
-    hs_scan(chunk_db_, buf.data(), static_cast<unsigned>(buf.size()), 0, chunk_scratch_,
+    hs_scan(c_->chunk_db, buf.data(), static_cast<unsigned>(buf.size()), 0, chunk_scratch_,
             on_block_match, &ctx);
     close_line(&ctx);
   } else if (factors) {
@@ -507,14 +524,14 @@ void Matcher::recheck_cut_lines(std::string_view buf, std::vector<BlockLine>* li
   for (BlockLine l : *lines) {
     uint32_t* h = hits->data() + l.hit_begin;
     bool any_cut = false;
-    for (uint32_t k = 0; k < l.hit_count; ++k) any_cut |= patterns_[h[k]].cut;
+    for (uint32_t k = 0; k < l.hit_count; ++k) any_cut |= c_->patterns[h[k]].cut;
     if (any_cut) {
       line_hits_.clear();
       SharedCtx ctx{&line_hits_, seen_.data()};
-      hs_scan(chunk_db_, buf.data() + l.begin, l.end - l.begin, 0, chunk_scratch_, on_shared_match,
-              &ctx);
+      hs_scan(c_->chunk_db, buf.data() + l.begin, l.end - l.begin, 0, chunk_scratch_,
+              on_shared_match, &ctx);
       for (uint32_t id : line_hits_) seen_[id] = 0;
-      auto not_cut = [this](uint32_t id) { return !patterns_[id].cut; };
+      auto not_cut = [this](uint32_t id) { return !c_->patterns[id].cut; };
       const size_t cut_before = l.hit_count - std::count_if(h, h + l.hit_count, not_cut);
       line_hits_.erase(std::remove_if(line_hits_.begin(), line_hits_.end(), not_cut),
                        line_hits_.end());
@@ -543,27 +560,27 @@ int on_match(unsigned id, unsigned long long, unsigned long long, unsigned, void
 
 void Matcher::scan(std::string_view text, std::vector<uint32_t>* hits) const {
   hits->clear();
-  if (shared_) {
+  if (c_->shared) {
     SharedCtx ctx{hits, seen_.data()};
-    hs_scan(chunk_db_, text.data(),
+    hs_scan(c_->chunk_db, text.data(),
             static_cast<unsigned>(std::min<size_t>(text.size(), UINT32_MAX)), 0, chunk_scratch_,
             on_shared_match, &ctx);
     for (uint32_t h : *hits) seen_[h] = 0;
     if (hits->size() > 1) std::sort(hits->begin(), hits->end());
     return;
   }
-  if (db_) {
-    hs_scan(db_, text.data(), static_cast<unsigned>(std::min<size_t>(text.size(), UINT32_MAX)), 0,
-            scratch_, on_match, hits);
-    for (auto& h : *hits) h = db_ids_[h];
+  if (c_->db) {
+    hs_scan(c_->db, text.data(), static_cast<unsigned>(std::min<size_t>(text.size(), UINT32_MAX)),
+            0, scratch_, on_match, hits);
+    for (auto& h : *hits) h = c_->db_ids[h];
   }
-  for (uint32_t f : fallback_) hits->push_back(f);
+  for (uint32_t f : c_->fallback) hits->push_back(f);
   if (hits->size() > 1) std::sort(hits->begin(), hits->end());
 }
 
 bool Matcher::confirm(uint32_t p, std::string_view text, FieldValues* caps) const {
-  const PatternInfo& pi = patterns_[p];
-  return sigs_[pi.rep_sig].compiled->match_part(pi.rep_part, text, caps);
+  const PatternInfo& pi = c_->patterns[p];
+  return c_->sigs[pi.rep_sig].compiled->match_part(pi.rep_part, text, caps);
 }
 
 namespace {

@@ -64,27 +64,32 @@ class Matcher {
   // do not compile are left out with a note; false only when nothing usable
   // could be built while there were patterns (error says why).
   bool build(const KnowledgeBase& kb, std::string* error, std::vector<std::string>* notes);
+  // Instead of build(), on a new matcher: `origin`'s compiled patterns and
+  // databases, shared (read-only), with scratch of its own, so another thread
+  // can scan and confirm while `origin` does (a --threads worker: its own
+  // build was 6% of the threaded CPU). `origin` may be destroyed first.
+  bool share(const Matcher& origin, std::string* error);
 
   // Pattern ids whose Hyperscan pattern (or prefilter) hit `text`, sorted
   // ascending, plus the patterns Hyperscan could not take. Allocates nothing
   // once `hits` has grown to the pattern count (call reserve_hits()).
   void scan(std::string_view text, std::vector<uint32_t>* hits) const;
-  void reserve_hits(std::vector<uint32_t>* hits) const { hits->reserve(patterns_.size() + 1); }
+  void reserve_hits(std::vector<uint32_t>* hits) const { hits->reserve(c_->patterns.size() + 1); }
 
-  const std::vector<PatternInfo>& patterns() const { return patterns_; }
-  const std::vector<SigInfo>& signatures() const { return sigs_; }
-  size_t database_patterns() const { return db_ids_.size(); }
-  bool has_multiline() const { return has_multiline_; }
+  const std::vector<PatternInfo>& patterns() const { return c_->patterns; }
+  const std::vector<SigInfo>& signatures() const { return c_->sigs; }
+  size_t database_patterns() const { return c_->db_ids.size(); }
+  bool has_multiline() const { return c_->has_multiline; }
   // One Hyperscan database serves both scan() and scan_block() (compiling two
   // costs ~0.3 s CPU per 130 patterns at every start).
-  bool shared_database() const { return shared_; }
+  bool shared_database() const { return c_->shared; }
 
   // Chunk mode (bundle files): one scan over a block of raw lines (no
   // SINGLEMATCH, multi-line anchors, leading '^' dropped: a superset
   // prefilter) reports which lines can match at all; only those lines are
   // parsed and matched exactly. False when some pattern cannot be used that
   // way (then every line is parsed).
-  bool chunk_mode() const { return chunk_db_ != nullptr; }
+  bool chunk_mode() const { return c_->chunk_db != nullptr; }
 
   // Block mode (bundle files): one scan over a block of whole lines, each
   // ending in '\n'; reports the lines the chunk database hits, ascending,
@@ -106,7 +111,7 @@ class Matcher {
   // store in the artifact; false when there is none (two-database mode).
   bool export_cache(MatcherCache* out) const;
   // The database came from kb.matcher_cache instead of a compile.
-  bool from_cache() const { return from_cache_; }
+  bool from_cache() const { return c_->from_cache; }
 
   // Some id of `hits` (from scan() of a message) is a context_free pattern.
   bool hit_survives_context(const std::vector<uint32_t>& hits) const;
@@ -115,26 +120,32 @@ class Matcher {
   bool confirm(uint32_t p, std::string_view text, FieldValues* caps) const;
 
  private:
-  std::vector<PatternInfo> patterns_;
-  std::vector<SigInfo> sigs_;
-  std::vector<uint32_t> db_ids_;    // Hyperscan id -> pattern index
-  std::vector<uint32_t> fallback_;  // patterns not in the database
-  hs_database* db_ = nullptr;
-  hs_database* chunk_db_ = nullptr;
+  // What build() compiles: read-only once built, so matchers of other
+  // threads share it (share()); each has its own scratch below.
+  struct Compiled {
+    std::vector<PatternInfo> patterns;
+    std::vector<SigInfo> sigs;
+    std::vector<uint32_t> db_ids;    // Hyperscan id -> pattern index
+    std::vector<uint32_t> fallback;  // patterns not in the database
+    hs_database* db = nullptr;
+    hs_database* chunk_db = nullptr;
+    // Shared mode: the block scan's database, with factors of the costly
+    // patterns (PatternInfo::cut); null when no pattern is cut.
+    hs_database* factor_db = nullptr;
+    bool has_multiline = false;
+    bool shared = false;
+    std::string cache_key;
+    std::vector<unsigned> shared_flags;
+    bool from_cache = false;
+    ~Compiled();
+  };
+  std::shared_ptr<Compiled> c_;
+  mutable hs_scratch* scratch_ = nullptr;
   mutable hs_scratch* chunk_scratch_ = nullptr;
-  // Shared mode: the block scan's database, with factors of the costly
-  // patterns (PatternInfo::cut); null when no pattern is cut.
-  hs_database* factor_db_ = nullptr;
   mutable hs_scratch* factor_scratch_ = nullptr;
   mutable std::vector<uint32_t> line_hits_;  // recheck_cut_lines' scratch
-  mutable hs_scratch* scratch_ = nullptr;
-  bool has_multiline_ = false;
-  bool shared_ = false;
   mutable std::vector<uint8_t> seen_;        // per-scan dedup of pattern ids (shared database)
   mutable std::vector<uint8_t> block_seen_;  // per-line dedup of pattern ids in scan_block
-  std::string cache_key_;
-  std::vector<unsigned> shared_flags_;
-  bool from_cache_ = false;
   bool build_shared(const MatcherCache& cache, std::vector<std::string>* notes);
   bool compile_factor_database(const std::vector<std::string>& texts,
                                const std::vector<unsigned>& flags);

@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <new>
+#include <thread>
 
 #include <re2/re2.h>
 
@@ -136,6 +138,53 @@ TEST_F(MatcherTest, NoAllocationForNonMatchingLines) {
   for (int i = 0; i < 1000; ++i)
     for (auto& l : lines) m_.scan(l, &hits_);
   EXPECT_EQ(g_allocs.load() - before, 0u);
+}
+
+// A --threads worker's matcher: the origin's compiled patterns, its own
+// scratch. Two threads scan and confirm at once (each scan uses scratch, so
+// a shared scratch would be a race TSan/ASan or wrong hits show) and get the
+// origin's answers, also after the origin is gone.
+TEST_F(MatcherTest, SharedMatcherScansLikeItsOriginFromAnotherThread) {
+  const std::string lines[] = {
+      "NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus.",
+      "systemd[1]: Started Session 42 of user root.",
+      "mlx5_core 0000:03:00.0: wait_func:1195:(pid 1967079): ENABLE_HCA(0x104) timeout. Will "
+      "cause a leak of a command resource",
+  };
+  std::vector<std::vector<uint32_t>> want;
+  std::vector<FieldValues> want_caps;
+  for (const std::string& l : lines) {
+    m_.scan(l, &hits_);
+    want.push_back(hits_);
+    FieldValues caps;
+    if (!hits_.empty()) m_.confirm(hits_[0], l, &caps);
+    want_caps.push_back(caps);
+  }
+  auto origin = std::make_unique<Matcher>();
+  std::string err;
+  ASSERT_TRUE(origin->build(kb_, &err, nullptr)) << err;
+  auto copy = std::make_unique<Matcher>();
+  ASSERT_TRUE(copy->share(*origin, &err)) << err;
+  EXPECT_EQ(&copy->patterns(), &origin->patterns());  // shared, not compiled again
+  std::atomic<int> wrong{0};
+  auto run = [&](const Matcher& m) {
+    std::vector<uint32_t> hits;
+    m.reserve_hits(&hits);
+    for (int i = 0; i < 2000; ++i)
+      for (size_t k = 0; k < std::size(lines); ++k) {
+        m.scan(lines[k], &hits);
+        FieldValues caps;
+        if (!hits.empty()) m.confirm(hits[0], lines[k], &caps);
+        if (hits != want[k] || caps != want_caps[k]) ++wrong;
+      }
+  };
+  std::thread other([&] { run(*copy); });
+  run(*origin);
+  other.join();
+  EXPECT_EQ(wrong.load(), 0);
+  origin.reset();  // the origin goes first; the copy keeps what it shares
+  run(*copy);
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(MatcherBuild, PrefilterAndFallbackForHyperscanRefusals) {
