@@ -262,6 +262,31 @@ struct Ingestor::Impl {
     std::string error;  // an exception in the worker
     FileCounters counters;
   };
+  // What the workers and the replay of one --threads walk share. Workers
+  // stay at most `ahead` files past the replay; a batch is handed over at
+  // kBatch ops or kBatchText bytes of arena (long lines), whichever first; a
+  // slot holds kMaxQueued batches.
+  struct ThreadedWalk {
+    static constexpr size_t kAhead = 2, kBatch = 2048, kBatchText = size_t{16} << 20,
+                            kMaxQueued = 32;
+    BundlePlan plan;
+    std::string dir;
+    size_t ahead = kAhead;
+    std::deque<FileSlot> slots;
+    std::atomic<size_t> next{0};
+    std::mutex window_mu;
+    std::condition_variable window_cv;
+    size_t replayed = 0;
+    bool stop = false;
+    // Replayed batches, emptied with their capacity kept, for the workers to
+    // fill again (the ops' vectors and arenas are not allocated per batch).
+    std::mutex spare_mu;
+    std::vector<OpBatch> spare;
+    OpBatch fresh_batch();
+  };
+  void walk_worker(ThreadedWalk& walk);
+  void read_walk_file(ThreadedWalk& walk, size_t i, OpBatch* ops);
+  std::string replay_in_walk_order(ThreadedWalk& walk);
   void merge(FileCounters& c) {
     const FormatStats& f = c.fstats;
     fstats.lines += f.lines;
@@ -1309,94 +1334,106 @@ bool files_keep_threads_busy(const BundlePlan& plan) {
 
 bool Ingestor::Impl::read_bundle_threads(const std::string& dir, unsigned n, bool* declined,
                                          std::string* error) {
-  BundlePlan plan;
+  ThreadedWalk walk;
   FileCounters listing;  // the plan's notes, kept until the threads are sure
-  if (!plan_bundle(dir, &plan, &listing.fstats, error)) return false;
-  *declined = !files_keep_threads_busy(plan);
+  if (!plan_bundle(dir, &walk.plan, &listing.fstats, error)) return false;
+  *declined = !files_keep_threads_busy(walk.plan);
   if (*declined) return false;
   merge(listing);
-  // A batch is handed over at kBatch ops or kBatchText bytes of arena (long
-  // lines), whichever first; a slot holds kMaxQueued batches.
-  constexpr size_t kAhead = 2, kBatch = 2048, kBatchText = size_t{16} << 20, kMaxQueued = 32;
-  std::deque<FileSlot> slots(plan.files.size());
-  std::atomic<size_t> next{0};
-  std::mutex window_mu;
-  std::condition_variable window_cv;
-  size_t replayed = 0;
-  bool stop = false;
-  // Replayed batches, emptied with their capacity kept, for the workers to
-  // fill again (the ops' vectors and arenas are not allocated per batch).
-  std::mutex spare_mu;
-  std::vector<OpBatch> spare;
-  auto fresh_batch = [&] {
-    std::lock_guard lk(spare_mu);
-    OpBatch b;
-    if (!spare.empty()) {
-      b = std::move(spare.back());
-      spare.pop_back();
-    }
-    b.ops.reserve(kBatch);
-    return b;
-  };
-  auto worker = [&] {
-    Impl w(kb, topo, opts, this);
-    OpBatch ops = fresh_batch();
-    w.record = &ops;
-    for (;;) {
-      const size_t i = next.fetch_add(1);
-      if (i >= plan.files.size()) return;
-      {
-        std::unique_lock lk(window_mu);
-        window_cv.wait(lk, [&] { return stop || i < replayed + kAhead * n; });
-        if (stop) return;
-      }
-      FileSlot& slot = slots[i];
-      auto push = [&](bool last) {
-        OpBatch next_batch = fresh_batch();
-        std::unique_lock lk(slot.mu);
-        if (!last) slot.cv.wait(lk, [&] { return slot.batches.size() < kMaxQueued; });
-        if (!ops.ops.empty()) slot.batches.push_back(std::move(ops));
-        ops = std::move(next_batch);
-        slot.done = last;
-        slot.cv.notify_all();
-      };
-      bool begun = false;
-      try {
-        read_bundle_file(
-            &plan.files[i],
-            [&](const BundleLine& bl) {
-              if (!begun) w.begin_chunked_file(*bl.ctx);
-              begun = true;
-              w.file_line(bl.raw, bl.line_no, &w.chunk_rec_line);
-              if (ops.ops.size() >= kBatch || ops.text.size() >= kBatchText) push(false);
-            },
-            [&](const BundleBlock& b) {
-              w.file_block(b.text, b.first_line_no, b.lines);
-              if (ops.ops.size() >= kBatch || ops.text.size() >= kBatchText) push(false);
-            },
-            [&](const FileContext*) { return begun && w.file_mode == FileMode::chunk; }, &w.fstats);
-        w.flush_chunk();
-        w.end_of_file_stream();
-        w.flush_unrecognised_counts();
-      } catch (const std::exception& e) {
-        std::lock_guard lk(slot.mu);
-        slot.error = dir + ": " + e.what();
-      }
-      FileCounters c = w.take_counters();
-      {
-        std::lock_guard lk(slot.mu);
-        slot.counters = std::move(c);
-      }
-      push(true);
-    }
-  };
+  walk.dir = dir;
+  walk.ahead = ThreadedWalk::kAhead * n;
+  walk.slots.resize(walk.plan.files.size());
   std::vector<std::thread> pool;
-  for (unsigned t = 0; t < n; ++t) pool.emplace_back(worker);
+  for (unsigned t = 0; t < n; ++t) pool.emplace_back([&] { walk_worker(walk); });
+  const std::string failed = replay_in_walk_order(walk);
+  for (std::thread& t : pool) t.join();
+  if (!failed.empty()) {
+    if (error) *error = failed;
+    return false;
+  }
+  return true;
+}
+
+Ingestor::Impl::OpBatch Ingestor::Impl::ThreadedWalk::fresh_batch() {
+  std::lock_guard lk(spare_mu);
+  OpBatch b;
+  if (!spare.empty()) {
+    b = std::move(spare.back());
+    spare.pop_back();
+  }
+  b.ops.reserve(kBatch);
+  return b;
+}
+
+void Ingestor::Impl::walk_worker(ThreadedWalk& walk) {
+  Impl w(kb, topo, opts, this);
+  OpBatch ops = walk.fresh_batch();
+  w.record = &ops;
+  for (;;) {
+    const size_t i = walk.next.fetch_add(1);
+    if (i >= walk.plan.files.size()) return;
+    {
+      std::unique_lock lk(walk.window_mu);
+      walk.window_cv.wait(lk, [&] { return walk.stop || i < walk.replayed + walk.ahead; });
+      if (walk.stop) return;
+    }
+    w.read_walk_file(walk, i, &ops);
+  }
+}
+
+// One file of the walk, read by this worker Impl into the file's slot.
+void Ingestor::Impl::read_walk_file(ThreadedWalk& walk, size_t i, OpBatch* ops) {
+  FileSlot& slot = walk.slots[i];
+  auto push = [&](bool last) {
+    OpBatch next_batch = walk.fresh_batch();
+    std::unique_lock lk(slot.mu);
+    if (!last) slot.cv.wait(lk, [&] { return slot.batches.size() < ThreadedWalk::kMaxQueued; });
+    if (!ops->ops.empty()) slot.batches.push_back(std::move(*ops));
+    *ops = std::move(next_batch);
+    slot.done = last;
+    slot.cv.notify_all();
+  };
+  auto full = [&] {
+    return ops->ops.size() >= ThreadedWalk::kBatch || ops->text.size() >= ThreadedWalk::kBatchText;
+  };
+  bool begun = false;
+  try {
+    read_bundle_file(
+        &walk.plan.files[i],
+        [&](const BundleLine& bl) {
+          if (!begun) begin_chunked_file(*bl.ctx);
+          begun = true;
+          file_line(bl.raw, bl.line_no, &chunk_rec_line);
+          if (full()) push(false);
+        },
+        [&](const BundleBlock& b) {
+          file_block(b.text, b.first_line_no, b.lines);
+          if (full()) push(false);
+        },
+        [&](const FileContext*) { return begun && file_mode == FileMode::chunk; }, &fstats);
+    flush_chunk();
+    end_of_file_stream();
+    flush_unrecognised_counts();
+  } catch (const std::exception& e) {
+    std::lock_guard lk(slot.mu);
+    slot.error = walk.dir + ": " + e.what();
+  }
+  FileCounters c = take_counters();
+  {
+    std::lock_guard lk(slot.mu);
+    slot.counters = std::move(c);
+  }
+  push(true);
+}
+
+// The main Impl's side: each file's ops in walk order, as they come; the
+// first worker error, or "".
+std::string Ingestor::Impl::replay_in_walk_order(ThreadedWalk& walk) {
   std::string failed;
   std::vector<OpBatch> taken;
-  for (size_t i = 0; i < slots.size(); ++i) {
-    FileSlot& slot = slots[i];
-    const std::string& file = plan.files[i].ctx.file;
+  for (size_t i = 0; i < walk.slots.size(); ++i) {
+    FileSlot& slot = walk.slots[i];
+    const std::string& file = walk.plan.files[i].ctx.file;
     for (bool done = false; !done;) {
       {
         std::unique_lock lk(slot.mu);
@@ -1411,22 +1448,17 @@ bool Ingestor::Impl::read_bundle_threads(const std::string& dir, unsigned n, boo
         b.text.clear();
         count_progress(kProgressLines);
       }
-      std::lock_guard lk(spare_mu);
-      for (OpBatch& b : taken) spare.push_back(std::move(b));
+      std::lock_guard lk(walk.spare_mu);
+      for (OpBatch& b : taken) walk.spare.push_back(std::move(b));
       taken.clear();
     }
     if (!slot.error.empty() && failed.empty()) failed = slot.error;
     merge(slot.counters);
-    std::lock_guard lk(window_mu);
-    replayed = i + 1;
-    window_cv.notify_all();
+    std::lock_guard lk(walk.window_mu);
+    walk.replayed = i + 1;
+    walk.window_cv.notify_all();
   }
-  for (std::thread& t : pool) t.join();
-  if (!failed.empty()) {
-    if (error) *error = failed;
-    return false;
-  }
-  return true;
+  return failed;
 }
 
 bool Ingestor::read_bundle(const std::string& dir, std::string* error) {
