@@ -429,39 +429,48 @@ void put_string(std::string* out, std::string_view s) {
       return;
     }
   out->push_back('"');
-  for (char ch : s) {
+  // Runs of bytes that need no escape are appended whole (a byte at a time
+  // was ~4% of `reflex events` on the mixed bench).
+  size_t run = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
+    const char* esc = nullptr;
     switch (ch) {
       case '"':
-        *out += "\\\"";
+        esc = "\\\"";
         break;
       case '\\':
-        *out += "\\\\";
+        esc = "\\\\";
         break;
       case '\b':
-        *out += "\\b";
+        esc = "\\b";
         break;
       case '\f':
-        *out += "\\f";
+        esc = "\\f";
         break;
       case '\n':
-        *out += "\\n";
+        esc = "\\n";
         break;
       case '\r':
-        *out += "\\r";
+        esc = "\\r";
         break;
       case '\t':
-        *out += "\\t";
+        esc = "\\t";
         break;
       default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          char u[8];
-          std::snprintf(u, sizeof u, "\\u%04x", static_cast<unsigned>(ch));
-          *out += u;
-        } else {
-          out->push_back(ch);
-        }
+        if (static_cast<unsigned char>(ch) >= 0x20) continue;
+    }
+    out->append(s.substr(run, i - run));
+    run = i + 1;
+    if (esc) {
+      *out += esc;
+    } else {
+      char u[8];
+      std::snprintf(u, sizeof u, "\\u%04x", static_cast<unsigned>(ch));
+      *out += u;
     }
   }
+  out->append(s.substr(run));
   out->push_back('"');
 }
 void put_key(std::string* out, std::string_view key) {

@@ -464,7 +464,7 @@ void add_note(FormatStats* stats, std::string n) {
 }
 
 void read_bundle_file(BundleFile* f, const std::function<void(const BundleLine&)>& fn,
-                      const std::function<void(const BundleBlock&)>& block_fn,
+                      const std::function<uint64_t(const BundleBlock&)>& block_fn,
                       const std::function<bool(const FileContext*)>& want_blocks,
                       FormatStats* stats) {
   for (std::string& n : f->notes_before) add_note(stats, std::move(n));
@@ -490,9 +490,7 @@ void read_bundle_file(BundleFile* f, const std::function<void(const BundleLine&)
   for (;;) {
     std::string_view block;
     if (blocks && want_blocks(&ctx) && r.next_block(&block)) {
-      uint64_t n = count_newlines(block);
-      block_fn(BundleBlock{&ctx, block, line_no + 1, n});
-      line_no += n;
+      line_no += block_fn(BundleBlock{&ctx, block, line_no + 1});
       continue;
     }
     if (!r.next(&line, &cut)) break;
@@ -507,7 +505,7 @@ void read_bundle_file(BundleFile* f, const std::function<void(const BundleLine&)
 
 bool for_each_bundle_block(const std::string& bundle_dir,
                            const std::function<void(const BundleLine&)>& fn,
-                           const std::function<void(const BundleBlock&)>& block_fn,
+                           const std::function<uint64_t(const BundleBlock&)>& block_fn,
                            const std::function<bool(const FileContext*)>& want_blocks,
                            FormatStats* stats, std::string* error) {
   FormatStats local;

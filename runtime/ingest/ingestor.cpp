@@ -394,8 +394,9 @@ struct Ingestor::Impl {
     }
   }
 
-  // `buf`: n_lines whole lines, each ending in '\n', the first numbered first_no.
-  void scan_block(std::string_view buf, uint64_t first_no, uint64_t n_lines) {
+  // `buf`: whole lines, each ending in '\n', the first numbered first_no.
+  // Returns their number (counted past the last candidate line here).
+  uint64_t scan_block(std::string_view buf, uint64_t first_no) {
     BlockWalk w;
     w.no = first_no;
     const uint64_t replays_before = memo_replays;
@@ -403,6 +404,7 @@ struct Ingestor::Impl {
       memo_first_block(buf, &w);
     else
       scan_range(buf, 0, buf.size(), &w);
+    const uint64_t n_lines = w.no - first_no + count_newlines(buf.substr(w.counted));
     settle(buf, buf.size(), first_no + n_lines, w.known);
     // A block where most lines were replayed from the line memo is a storm:
     // the next block looks the memo up before scanning (and back when not).
@@ -410,33 +412,33 @@ struct Ingestor::Impl {
     if (n_lines >= 64)  // a line that spans reads comes alone: no evidence either way
       memo_first =
           memo_first_ok && replays * (memo_first ? kMemoFirstStay : kMemoFirstEnter) >= n_lines;
+    return n_lines;
   }
 
   void flush_chunk() {
     flush_batch();
     if (chunk_n == 0) return;
-    scan_block(chunk, chunk_first_no, chunk_n);
+    scan_block(chunk, chunk_first_no);
     chunk.clear();
     chunk_n = 0;
   }
 
-  // A block of whole lines from the bundle reader, scanned in place.
-  void file_block(std::string_view text, uint64_t first_line_no, uint64_t n_lines) {
+  // A block of whole lines from the bundle reader, scanned in place; returns
+  // their number.
+  uint64_t file_block(std::string_view text, uint64_t first_line_no) {
     flush_chunk();
-    if (text.empty()) return;
+    if (text.empty()) return 0;
     if (text.size() >= UINT32_MAX - 2) {  // offsets are 32-bit: split (never with 1 MB reads)
       size_t cut = text.rfind('\n', UINT32_MAX / 2);
       if (cut != std::string_view::npos && cut + 1 < text.size()) {
-        auto first = text.substr(0, cut + 1);
-        uint64_t n1 = count_newlines(first);
-        file_block(first, first_line_no, n1);
-        file_block(text.substr(cut + 1), first_line_no + n1, n_lines - n1);
-        return;
+        const uint64_t n1 = file_block(text.substr(0, cut + 1), first_line_no);
+        return n1 + file_block(text.substr(cut + 1), first_line_no + n1);
       }
     }
+    const uint64_t n_lines = scan_block(text, first_line_no);
     chunk_lines += n_lines;
     chunk_bytes += text.size();
-    scan_block(text, first_line_no, n_lines);
+    return n_lines;
   }
 
   // One line of a file, in whatever mode the file is in.
@@ -1407,8 +1409,9 @@ void Ingestor::Impl::read_walk_file(ThreadedWalk& walk, size_t i, OpBatch* ops) 
           if (full()) push(false);
         },
         [&](const BundleBlock& b) {
-          file_block(b.text, b.first_line_no, b.lines);
+          const uint64_t n = file_block(b.text, b.first_line_no);
           if (full()) push(false);
+          return n;
         },
         [&](const FileContext*) { return begun && file_mode == FileMode::chunk; }, &fstats);
     flush_chunk();
@@ -1486,8 +1489,9 @@ bool Ingestor::read_bundle(const std::string& dir, std::string* error) {
       },
       // Once a file is in chunk mode its lines come as blocks, scanned in place.
       [&](const BundleBlock& b) {
-        m.file_block(b.text, b.first_line_no, b.lines);
-        m.count_progress(b.lines);
+        const uint64_t n = m.file_block(b.text, b.first_line_no);
+        m.count_progress(n);
+        return n;
       },
       [&](const FileContext* ctx) { return ctx == cur && m.file_mode == Impl::FileMode::chunk; },
       &m.fstats, error);

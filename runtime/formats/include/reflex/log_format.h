@@ -92,18 +92,20 @@ bool for_each_bundle_line(const std::string& bundle_dir,
 // buffer (no per-line call, no copy); `text` holds `lines` lines, each ending
 // in '\n', the first numbered `first_line_no`. A line that spans reads, the
 // last line without '\n' and every line while want_blocks is false go to `fn`.
+// A run of whole lines, each ending in '\n'. Its consumer (block_fn)
+// returns how many lines it holds: the consumer walks the bytes anyway, so
+// they are counted once, not again by the reader.
 struct BundleBlock {
   const FileContext* ctx;
   std::string_view text;
   uint64_t first_line_no;
-  uint64_t lines;
 };
 // Additive (perf): the number of '\n' bytes in `text` (SIMD where available).
 uint64_t count_newlines(std::string_view text);
 
 bool for_each_bundle_block(const std::string& bundle_dir,
                            const std::function<void(const BundleLine&)>& fn,
-                           const std::function<void(const BundleBlock&)>& block_fn,
+                           const std::function<uint64_t(const BundleBlock&)>& block_fn,
                            const std::function<bool(const FileContext*)>& want_blocks,
                            FormatStats* stats, std::string* error);
 
@@ -123,7 +125,7 @@ struct BundlePlan {
 bool plan_bundle(const std::string& bundle_dir, BundlePlan* plan, FormatStats* stats,
                  std::string* error);
 void read_bundle_file(BundleFile* file, const std::function<void(const BundleLine&)>& fn,
-                      const std::function<void(const BundleBlock&)>& block_fn,
+                      const std::function<uint64_t(const BundleBlock&)>& block_fn,
                       const std::function<bool(const FileContext*)>& want_blocks,
                       FormatStats* stats);
 // Appends n to stats->notes unless it is there already (each note said once).
