@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 
 #include "pattern_re2.h"
 #include "reflex/values.h"
@@ -110,8 +111,36 @@ const std::string* find_cap(const FieldValues& caps, const std::string& name) {
 
 struct CompiledSignature::Impl {
   Signature sig;
-  std::vector<std::unique_ptr<RE2>> parts;
-  std::vector<std::vector<std::string>> group_names;  // per part, index = group number
+  // One per pattern: built at compile(), or at its first match_part() when
+  // compiled with Patterns::deferred (call_once: matchers are shared by
+  // --threads workers).
+  struct Part {
+    std::unique_ptr<RE2> re;         // null: deferred and not built yet, or refused
+    std::vector<std::string> names;  // index = group number, up to the last named one
+    std::unique_ptr<std::once_flag> once = std::make_unique<std::once_flag>();
+  };
+  std::vector<Part> parts;
+  // "" or why pattern text p is refused (too many groups, RE2's error).
+  static std::string build_part(const std::string& text, Part* out) {
+    auto re = std::make_unique<RE2>(text, re2_pattern_options());
+    if (!re->ok()) return re->error();
+    if (re->NumberOfCapturingGroups() >= kMaxGroups)
+      return "too many capture groups (at most " + std::to_string(kMaxGroups - 1) + ")";
+    std::vector<std::string> names(static_cast<size_t>(re->NumberOfCapturingGroups()) + 1);
+    for (const auto& [idx, name] : re->CapturingGroupNames())
+      names[static_cast<size_t>(idx)] = name;
+    // Up to the last named group: match_part asks RE2 for no more.
+    while (names.size() > 1 && names.back().empty()) names.pop_back();
+    out->names = std::move(names);
+    out->re = std::move(re);
+    return "";
+  }
+  bool deferred = false;
+  const Part* ready(size_t i) {
+    Part& part = parts[i];
+    if (deferred) std::call_once(*part.once, [&] { build_part(sig.patterns[i], &part); });
+    return part.re ? &part : nullptr;
+  }
   std::map<std::string, FieldType> types;
   std::optional<CompiledCond> when;
   std::optional<Condition> when_src;
@@ -231,7 +260,8 @@ CompiledSignature::CompiledSignature() : impl_(std::make_unique<Impl>()) {}
 CompiledSignature::~CompiledSignature() = default;
 
 std::unique_ptr<CompiledSignature> CompiledSignature::compile(const Signature& sig,
-                                                              std::string* error) {
+                                                              std::string* error,
+                                                              Patterns patterns) {
   std::string scratch;
   if (error == nullptr) error = &scratch;
   try {
@@ -243,23 +273,16 @@ std::unique_ptr<CompiledSignature> CompiledSignature::compile(const Signature& s
       return nullptr;
     }
     for (const auto& f : sig.fields) m.types[f.name] = f.type;
-    for (const auto& p : sig.patterns) {
-      auto re = std::make_unique<RE2>(p, re2_pattern_options());
-      if (!re->ok()) {
-        *error = re->error();
-        return nullptr;
+    m.parts.resize(sig.patterns.size());
+    m.deferred = patterns == Patterns::deferred;
+    if (!m.deferred) {
+      for (size_t i = 0; i < sig.patterns.size(); ++i) {
+        std::string why = Impl::build_part(sig.patterns[i], &m.parts[i]);
+        if (!why.empty()) {
+          *error = std::move(why);
+          return nullptr;
+        }
       }
-      if (re->NumberOfCapturingGroups() >= kMaxGroups) {
-        *error = "too many capture groups (at most " + std::to_string(kMaxGroups - 1) + ")";
-        return nullptr;
-      }
-      std::vector<std::string> names(static_cast<size_t>(re->NumberOfCapturingGroups()) + 1);
-      for (const auto& [idx, name] : re->CapturingGroupNames())
-        names[static_cast<size_t>(idx)] = name;
-      // Up to the last named group: match_part asks RE2 for no more.
-      while (names.size() > 1 && names.back().empty()) names.pop_back();
-      m.group_names.push_back(std::move(names));
-      m.parts.push_back(std::move(re));
     }
     if (sig.when) {
       CompiledCond c;
@@ -283,8 +306,10 @@ size_t CompiledSignature::parts() const {
 
 bool CompiledSignature::match_part(size_t i, std::string_view text, FieldValues* caps) const {
   if (i >= impl_->parts.size()) return false;
-  const RE2& re = *impl_->parts[i];
-  const auto& names = impl_->group_names[i];
+  const Impl::Part* part = impl_->ready(i);
+  if (!part) return false;
+  const RE2& re = *part->re;
+  const auto& names = part->names;
   // No submatch asked for when no named group is read: RE2 then runs its
   // forward DFA alone and stops at the first match (a suspect's
   // `mlx5_core.*fail`), not also the reverse DFA for the match's start.

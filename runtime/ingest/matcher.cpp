@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace reflex::ingest {
 
@@ -80,6 +81,20 @@ bool Matcher::hit_survives_context(const std::vector<uint32_t>& hits) const {
 }
 
 // Every signature compiled (RE2) and its patterns interned: one PatternInfo per distinct text.
+// Whether kb's precompiled pattern database was built for exactly the
+// pattern texts this matcher will hold (build_shared's cache key): reflexc
+// compiled each of them with RE2 when it built the artifact, so they need
+// no check here and are compiled at first use (Patterns::deferred).
+bool Matcher::patterns_checked_by_artifact(const KnowledgeBase& kb) {
+  if (kb.matcher_cache.empty()) return false;
+  std::vector<std::string> texts;
+  std::unordered_set<std::string_view> seen;
+  for (const Signature& sig : kb.signatures)
+    for (const std::string& p : sig.patterns)
+      if (seen.insert(p).second) texts.push_back(!p.empty() && p[0] == '^' ? p.substr(1) : p);
+  return kb.matcher_cache.key == shared_cache_key(texts);
+}
+
 void Matcher::add_signatures(const KnowledgeBase& kb, std::vector<std::string>* notes) {
   std::unordered_map<std::string, uint32_t> by_text;
   auto intern = [&](const std::string& text, uint32_t sig, uint32_t part) {
@@ -94,13 +109,15 @@ void Matcher::add_signatures(const KnowledgeBase& kb, std::vector<std::string>* 
     }
     return it->second;
   };
+  const auto patterns = patterns_checked_by_artifact(kb) ? CompiledSignature::Patterns::deferred
+                                                         : CompiledSignature::Patterns::checked;
   for (const Signature& sig : kb.signatures) {
     if (sig.patterns.empty()) {
       if (notes) notes->push_back("signature " + sig.name + " has no pattern; it never fires");
       continue;
     }
     std::string why;
-    auto compiled = CompiledSignature::compile(sig, &why);
+    auto compiled = CompiledSignature::compile(sig, &why, patterns);
     if (!compiled) {
       if (notes) notes->push_back("signature " + sig.name + " left out: " + why);
       continue;

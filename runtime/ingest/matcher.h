@@ -156,6 +156,7 @@ class Matcher {
   void compile_line_database(std::vector<std::string>* notes);
   void compile_chunk_database();
   static std::string shared_cache_key(const std::vector<std::string>& texts);
+  static bool patterns_checked_by_artifact(const KnowledgeBase& kb);
   hs_database* load_cached(const std::vector<uint8_t>& data, std::vector<unsigned>* flags,
                            std::string* why) const;
 };

@@ -18,9 +18,17 @@ using FieldValues = std::vector<std::pair<std::string, std::string>>;
 
 class CompiledSignature {
  public:
+  // checked: every pattern is compiled (and refused) here. deferred: each
+  // pattern is compiled at its first match_part(), for patterns already
+  // checked (a compiled artifact's, whose texts reflexc compiled): a KB's
+  // start-up then pays only for the patterns its input hits (RE2 was most
+  // of `reflex events`' start-up from an artifact). A deferred pattern RE2
+  // refuses never matches.
+  enum class Patterns { checked, deferred };
   // nullptr + *error when a pattern does not compile in RE2 (Latin-1 / byte mode,
   // log_errors off) or a condition is malformed. Never throws.
-  static std::unique_ptr<CompiledSignature> compile(const Signature& sig, std::string* error);
+  static std::unique_ptr<CompiledSignature> compile(const Signature& sig, std::string* error,
+                                                    Patterns patterns = Patterns::checked);
   ~CompiledSignature();
 
   const Signature& signature() const;
