@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_common.h"
@@ -111,7 +112,8 @@ std::unique_ptr<Topology> events_topology(std::string topo_path, const std::stri
 }
 
 struct Recognized {
-  std::vector<Event> events;  // sorted by time
+  std::vector<Event> events;          // ingest order
+  std::vector<const Event*> by_time;  // the same, sorted by time (moving Events cost more)
   IngestStats stats;
 };
 
@@ -148,26 +150,58 @@ std::optional<Recognized> recognize(const KnowledgeBase& kb, const Topology& top
     std::string e2;
     if (store && !store->commit(&e2, &os)) drop_store(e2);
   });
-  std::stable_sort(out.events.begin(), out.events.end(), event_before);
+  out.by_time.reserve(out.events.size());
+  for (const Event& ev : out.events) out.by_time.push_back(&ev);
+  std::stable_sort(out.by_time.begin(), out.by_time.end(),
+                   [](const Event* a, const Event* b) { return event_before(*a, *b); });
   out.stats = ing.stats_snapshot();
   return out;
 }
 
 // One JSON line per event on stdout, in 64 KiB writes; with plain log files
-// as input, evidence names the files as the user did.
-void write_events(const std::vector<Event>& events, const KnowledgeBase& kb,
-                  const InputSet& in_set) {
+// as input, evidence names the files as the user did. With threads > 1 the
+// lines of each round of kRound events are built by that many threads, each
+// a slice, and written in order (with --threads the printing was a tenth of
+// the wall time, all on one core).
+void write_events(const std::vector<const Event*>& events, const KnowledgeBase& kb,
+                  const InputSet& in_set, unsigned threads) {
+  const EventLineWriter writer(&kb);
+  auto format = [&](size_t from, size_t to, std::string* out) {
+    for (size_t i = from; i < to; ++i) {
+      const Event& ev = *events[i];
+      if (in_set.is_files()) {
+        const std::string evidence = in_set.map_evidence(ev.evidence);
+        *out += writer.line(ev, &evidence);
+      } else {
+        *out += writer.line(ev);
+      }
+      *out += '\n';
+    }
+  };
+  constexpr size_t kRound = 4096;
+  if (threads > 1 && events.size() >= 1024) {
+    std::vector<std::string> slices(threads);
+    for (size_t from = 0; from < events.size(); from += threads * kRound) {
+      const size_t to = std::min(events.size(), from + threads * kRound);
+      const size_t per = (to - from + threads - 1) / threads;
+      std::vector<std::thread> pool;
+      for (unsigned t = 1; t < threads; ++t)
+        pool.emplace_back([&, t] {
+          slices[t].clear();
+          format(std::min(to, from + t * per), std::min(to, from + (t + 1) * per), &slices[t]);
+        });
+      slices[0].clear();
+      format(from, std::min(to, from + per), &slices[0]);
+      for (std::thread& th : pool) th.join();
+      for (const std::string& sl : slices) std::fwrite(sl.data(), 1, sl.size(), stdout);
+    }
+    std::fflush(stdout);
+    return;
+  }
   std::string out;
   out.reserve(1 << 16);
-  const EventLineWriter writer(&kb);
-  for (const Event& ev : events) {
-    if (in_set.is_files()) {
-      const std::string evidence = in_set.map_evidence(ev.evidence);
-      out += writer.line(ev, &evidence);
-    } else {
-      out += writer.line(ev);
-    }
-    out += '\n';
+  for (size_t i = 0; i < events.size(); ++i) {
+    format(i, i + 1, &out);
     if (out.size() > (1 << 16)) {
       std::fwrite(out.data(), 1, out.size(), stdout);
       out.clear();
@@ -248,7 +282,7 @@ int run_events(int argc, char** argv) {
   opts.threads = threads;
   std::optional<Recognized> rec = recognize(*kb, *topo, opts, bundle, std::move(store));
   if (!rec) return 2;
-  write_events(rec->events, *kb, in_set);
+  write_events(rec->by_time, *kb, in_set, threads);
   for (const std::string& n : rec->stats.notes) note("note: " + n);
   if (want_stats)
     std::fprintf(
