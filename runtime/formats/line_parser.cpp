@@ -1374,6 +1374,19 @@ void LineParserImpl::settle_time(LogRecord* out) {
   }
 }
 
+bool LineParserImpl::parses_alone(std::string_view prev, std::string_view line) const {
+  if (bug_report || cri_pending) return false;
+  // What parse() would read a time from: the line after begin_line's cut.
+  if (prev.size() > opts.max_line_bytes || line.size() > opts.max_line_bytes) return false;
+  Civil a, b;
+  const size_t na = bsd_time(prev, &a), nb = bsd_time(line, &b);
+  if (!na || !nb || na >= prev.size() || prev[na] != ' ' || nb >= line.size() || line[nb] != ' ')
+    return false;
+  // skip_non_log reads a prompt only where an '@' is in the first 100 bytes.
+  return a.month == b.month &&
+         std::memchr(prev.data(), '@', std::min<size_t>(prev.size(), 100)) == nullptr;
+}
+
 bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* out) {
   if (!begin_line(&raw, line_no, out)) return false;
   if (skip_non_log(raw)) return false;
@@ -1420,6 +1433,9 @@ LineParser::LineParser(const Topology& topo, FormatOptions opts, FormatStats* st
 LineParser::~LineParser() = default;
 void LineParser::begin_file(FileContext ctx) {
   impl_->begin_file(std::move(ctx));
+}
+bool LineParser::parses_alone(std::string_view prev, std::string_view line) const {
+  return impl_->parses_alone(prev, line);
 }
 bool LineParser::parse(std::string_view raw, uint64_t line_no, LogRecord* out) {
   try {

@@ -17,6 +17,7 @@ class LineParserImpl {
   LineParserImpl(const Topology& topo, FormatOptions opts, FormatStats* stats);
   void begin_file(FileContext ctx);
   bool parse(std::string_view raw, uint64_t line_no, LogRecord* out);
+  bool parses_alone(std::string_view prev, std::string_view line) const;
 
  private:
   void note_once(const std::string& n);

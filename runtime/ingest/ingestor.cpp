@@ -349,6 +349,18 @@ struct Ingestor::Impl {
     }
   }
 
+  // Whether the candidate line [b, e) parses the same without the walk back
+  // (settle): when it has its own time and the line before it, not yet
+  // parsed, could not change how it is read (LineParser::parses_alone).
+  // Most candidate lines of a syslog file are such; the walk parsed a
+  // second line for each of them.
+  bool parses_alone(std::string_view buf, size_t b, size_t e, size_t known) {
+    if (b <= known) return true;  // nothing unparsed before it
+    const void* p = memrchr(buf.data() + known, '\n', b - 1 - known);
+    const size_t pb = p ? static_cast<size_t>(static_cast<const char*>(p) - buf.data()) + 1 : known;
+    return parser.parses_alone(buf.substr(pb, b - 1 - pb), buf.substr(b, e - b));
+  }
+
   // Where a block walk stands: lines before `known` are reflected in the
   // parser's state; newlines before `counted` are counted and `no` is the
   // number of the line starting there.
@@ -363,7 +375,7 @@ struct Ingestor::Impl {
                   uint32_t n_hits, const std::vector<uint32_t>* exact) {
     w->no += count_newlines(buf.substr(w->counted, b - w->counted));
     w->counted = b;
-    settle(buf, b, w->no, w->known);
+    if (!parses_alone(buf, b, e, w->known)) settle(buf, b, w->no, w->known);
     if (parse_block_line(buf, b, e, w->no, &chunk_rec)) {
       if (!msg_in_raw(chunk_rec)) {
         file_mode = FileMode::per_line;

@@ -712,6 +712,34 @@ TEST(FormatSequences, CriPartialLinesJoinTheFinalLine) {
   EXPECT_EQ(f.stats.cri_partial_joined, 2u);
 }
 
+// parses_alone (chunk mode leaves out the line before a hit line): only for
+// two syslog lines with BSD times of the same month, never after a line
+// that could be a pasted prompt or while a CRI join is open.
+TEST(FormatSequences, ParsesAloneOnlyForSameMonthSyslogLines) {
+  Fixture f(2026);
+  const std::string_view mar1 = "Mar  5 10:00:00 node-0017 kernel: audit: ok";
+  const std::string_view mar2 = "Mar  5 10:00:01 node-0017 kernel: NVRM: Xid (PCI:0000:18:00): 95";
+  EXPECT_TRUE(f.p.parses_alone(mar1, mar2));
+  EXPECT_FALSE(f.p.parses_alone("Feb 28 23:59:59 node-0017 kernel: audit: ok", mar2));
+  EXPECT_FALSE(f.p.parses_alone("               NVRM: (PCI ID: 10de:26b5) installed", mar2));
+  EXPECT_FALSE(f.p.parses_alone(mar1, "               NVRM: fallen off the bus."));
+  EXPECT_FALSE(f.p.parses_alone("2026-03-05T10:00:00Z systemd[1]: ok", mar2));
+  EXPECT_FALSE(f.p.parses_alone("", mar2));
+  EXPECT_FALSE(f.p.parses_alone("Mar  5 10:00:00 user@gpu-07:~$ dmesg", mar2));
+  // The record is the same with or without the line before it.
+  Fixture with(2026), without(2026);
+  ASSERT_TRUE(with.parse(mar1));
+  ASSERT_TRUE(with.parse(mar2));
+  ASSERT_TRUE(without.parse(mar2));
+  EXPECT_EQ(with.rec.time.wall, without.rec.time.wall);
+  EXPECT_EQ(with.rec.msg, without.rec.msg);
+  EXPECT_EQ(with.rec.host, without.rec.host);
+  EXPECT_EQ(with.rec.transport, without.rec.transport);
+  // An open CRI join: no.
+  EXPECT_FALSE(f.parse("2024-03-05T10:11:12.000000001Z stdout P RuntimeError: NCCL commun"));
+  EXPECT_FALSE(f.p.parses_alone(mar1, mar2));
+}
+
 // A pasted prompt is skipped and counted; its command makes the following
 // untimed lines kernel lines (lyulyul/shine-cluster#171 shows the prompt form).
 TEST(FormatSequences, PastedPromptIsSkippedAndItsCommandSetsTheTransport) {

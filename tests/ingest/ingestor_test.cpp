@@ -490,6 +490,52 @@ TEST_F(IngestorTest, ChunkModeEqualsPerLineMode) {
   EXPECT_EQ(multiline, 1);
 }
 
+// Syslog lines (BSD times, no year) across a new year, with hits far apart:
+// chunk mode parses a hit line without the line before it when both carry
+// the same month (LineParser::parses_alone), and walks back when they do not.
+// Here the hits stop in November (the host was down until December 31) and
+// resume with the first January line, right after a December line: the year
+// rollover (December, then January) is seen only through that line.
+TEST_F(IngestorTest, ChunkModeSyslogYearRolloverEqualsPerLineMode) {
+  // A dated line first gives the year-less lines their year.
+  std::string kern = "2025-11-30T22:00:00+00:00 node-0017 systemd[1]: Starting.\n";
+  for (int i = 0; i < 3000; ++i) {
+    const char* day = i < 1500 ? "Nov 30" : i < 1800 ? "Dec 31" : "Jan  1";
+    const int s = i % 1800;
+    char ts[64];
+    std::snprintf(ts, sizeof ts, "%s %02d:%02d:%02d node-0017 kernel: ", day, i < 1800 ? 23 : 0,
+                  s / 60, s % 60);
+    const bool hit = (i < 1500 && i % 97 == 0) || i >= 1800;
+    if (hit)
+      kern += std::string(ts) + "NVRM: Xid (PCI:0000:18:00): 95, pid=1, Uncontained: FBHUB.\n";
+    else
+      kern += std::string(ts) + "audit: type=1400 audit(" + std::to_string(i) + "): ok\n";
+  }
+  write("hosts/node-0017/kern.log", kern);
+  auto run = [&](bool chunk) {
+    events_.clear();
+    IngestOptions o;
+    o.chunk_mode = chunk;
+    auto ing = make(o);
+    std::string err;
+    EXPECT_TRUE(ing->read_bundle(dir_.string(), &err)) << err;
+    ing->finish();
+    std::vector<std::string> out;
+    for (auto& e : events_)
+      out.push_back(e.evidence + " " + (e.time.wall ? format_time_us(*e.time.wall) : "-"));
+    return out;
+  };
+  const auto per_line = run(false);
+  const auto chunked = run(true);
+  EXPECT_EQ(per_line, chunked);
+  ASSERT_GT(per_line.size(), 2u);
+  // The events after midnight are a year after those before it.
+  EXPECT_EQ(per_line.front().substr(per_line.front().find(' ') + 6, 5), "11-30");
+  EXPECT_EQ(per_line.back().substr(per_line.back().find(' ') + 6, 5), "01-01");
+  EXPECT_EQ(std::stoi(per_line.back().substr(per_line.back().find(' ') + 1, 4)),
+            std::stoi(per_line.front().substr(per_line.front().find(' ') + 1, 4)) + 1);
+}
+
 // Files larger than the bundle reader's 1 MB buffer: in chunk mode lines come
 // as blocks straight from the read buffer, and lines that span two reads go
 // through the per-line path. Events (evidence line numbers included) and

@@ -59,6 +59,14 @@ class LineParser {
   // nvidia-smi CSV header); `out` is filled otherwise. Formats, time and host
   // rules: README, "Log formats".
   bool parse(std::string_view raw, uint64_t line_no, LogRecord* out);
+  // Additive (chunk mode, which parses only the lines a scan hits): whether
+  // parsing `line` gives the same record whether or not `prev`, the line
+  // before it, was parsed first, so the walk back to the previous timed
+  // line can be left out. Conservative: true for two syslog lines with BSD
+  // times of the same month (the line has its own time, the year rollover
+  // sees the same month) where `prev` cannot be a pasted prompt and no
+  // bug-report section or CRI join is open.
+  bool parses_alone(std::string_view prev, std::string_view line) const;
 
  private:
   struct Impl;
