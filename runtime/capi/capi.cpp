@@ -20,7 +20,8 @@
 // Hidden by default in this library (-fvisibility=hidden); this one is API.
 __attribute__((visibility("default"))) std::shared_ptr<const reflex::KnowledgeBase>
 reflex::load_kb_for_engine(const std::string& path, std::string* error) {
-  std::optional<KnowledgeBase> kb = load_kb(path, error, KbParts{.tests = false});
+  std::optional<KnowledgeBase> kb =
+      load_kb(path, error, KbParts{.tests = false, .examples = false});
   if (!kb || !validate_kb_for_engine(*kb, error)) return nullptr;
   return std::make_shared<const KnowledgeBase>(std::move(*kb));
 }

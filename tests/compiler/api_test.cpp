@@ -125,6 +125,20 @@ TEST(Api, LoadArtifactLeavesOutTheRulesAndTheTestsWhenAsked) {
   ASSERT_TRUE(no_tests) << err;
   EXPECT_EQ(no_tests->rules.size(), kb->rules.size());
   EXPECT_TRUE(no_tests->tests.empty());
+  // Without the signatures' examples and near misses (the runtime's
+  // commands): every other member of every signature is the same.
+  auto no_examples = load_kb(art.string(), &err, KbParts{.tests = false, .examples = false});
+  ASSERT_TRUE(no_examples) << err;
+  size_t had_examples = 0;
+  for (const Signature& sig : kb->signatures) had_examples += !sig.examples.empty();
+  EXPECT_GT(had_examples, 0u);
+  KnowledgeBase bare = *kb;
+  bare.tests.clear();
+  for (Signature& sig : bare.signatures) {
+    sig.examples.clear();
+    sig.near_misses.clear();
+  }
+  EXPECT_EQ(kb_to_cbor(bare), kb_to_cbor(*no_examples));
   // Truncated inside the skipped tests (the last member): refused all the same.
   std::vector<uint8_t> bytes = kb_to_cbor(*kb);
   bytes.resize(bytes.size() - 3);
@@ -165,7 +179,8 @@ TEST(Api, ArtifactDecoderTakesTheMatcherDatabaseInPlaceAndRefusesDamage) {
   EXPECT_EQ(kb_to_cbor(*from_indef), good);
 
   auto refused = [&](std::vector<uint8_t> bytes, const char* what) {
-    for (KbParts parts : {KbParts{}, KbParts{.rules = false, .tests = false}})
+    for (KbParts parts : {KbParts{}, KbParts{.rules = false, .tests = false},
+                          KbParts{.tests = false, .examples = false}})
       EXPECT_FALSE(kb_from_cbor(bytes, &err, parts)) << what;
   };
   for (size_t cut : {size_t{1}, size_t{2}, good.size() / 2, good.size() - 1})

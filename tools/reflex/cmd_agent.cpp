@@ -1782,7 +1782,7 @@ int run_agent(int argc, char** argv) {
     return 2;
   }
   agent_defaults(&o.host, &o.year);
-  auto kb = load_kb(o.kb_path, &err, KbParts{.tests = false});
+  auto kb = load_kb(o.kb_path, &err, KbParts{.tests = false, .examples = false});
   if (!kb) {
     std::fprintf(stderr, "%s%s", err.c_str(), err.empty() || err.back() != '\n' ? "\n" : "");
     log(Level::error, "cannot load knowledge base " + o.kb_path);

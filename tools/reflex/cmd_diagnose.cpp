@@ -69,7 +69,8 @@ std::optional<int> check_inputs(const std::vector<std::string>& inputs,
 // The KB, checked for what the engine needs; null (after a message) when not.
 std::shared_ptr<const KnowledgeBase> load_engine_kb(const std::string& kb_path) {
   std::string err;
-  std::optional<KnowledgeBase> kbv = load_kb(kb_path, &err, KbParts{.tests = false});
+  std::optional<KnowledgeBase> kbv =
+      load_kb(kb_path, &err, KbParts{.tests = false, .examples = false});
   if (!kbv) {
     std::fprintf(stderr, "%s%s", err.c_str(), err.empty() || err.back() != '\n' ? "\n" : "");
     say("cannot load knowledge base " + kb_path);

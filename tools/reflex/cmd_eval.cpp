@@ -543,7 +543,7 @@ void print_eval_text(const std::string& kb_path, const std::vector<Result>& resu
 // The KB, loaded once with its pattern database precompiled for every bundle.
 std::shared_ptr<const KnowledgeBase> load_eval_kb(const std::string& kb_path) {
   std::string err;
-  auto kb_opt = load_kb(kb_path, &err, KbParts{.tests = false});
+  auto kb_opt = load_kb(kb_path, &err, KbParts{.tests = false, .examples = false});
   if (!kb_opt) {
     std::fprintf(stderr, "reflex eval: cannot load knowledge base '%s':\n%s\n", kb_path.c_str(),
                  err.c_str());

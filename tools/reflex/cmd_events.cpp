@@ -249,8 +249,10 @@ int run_events(int argc, char** argv) {
   }
 
   std::string err;
-  // Recognition only: the rules and the tests are read past, not decoded.
-  std::optional<KnowledgeBase> kb = load_kb(kb_path, &err, KbParts{.rules = false, .tests = false});
+  // Recognition only: the rules, the tests and the signatures' examples are
+  // read past, not decoded.
+  std::optional<KnowledgeBase> kb =
+      load_kb(kb_path, &err, KbParts{.rules = false, .tests = false, .examples = false});
   if (!kb) {
     std::fprintf(stderr, "%s%s", err.c_str(), err.empty() || err.back() != '\n' ? "\n" : "");
     note("cannot load knowledge base " + kb_path);

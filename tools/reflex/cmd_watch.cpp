@@ -61,7 +61,7 @@ struct Loaded {
 // Loads both or neither; *err says why.
 std::optional<Loaded> load(const std::string& kb_path, const std::string& topo_path,
                            std::string* err) {
-  auto kbv = load_kb(kb_path, err, KbParts{.tests = false});
+  auto kbv = load_kb(kb_path, err, KbParts{.tests = false, .examples = false});
   if (!kbv) return std::nullopt;
   if (!validate_kb_for_engine(*kbv, err)) return std::nullopt;
   TopologyError terr;

@@ -558,7 +558,7 @@ int run_watch_redis(int argc, char** argv) {
   opts.max_events = max_events;
   if (owner.empty()) owner = default_owner_name();
 
-  auto kbv = load_kb(kb_path, &err, KbParts{.tests = false});
+  auto kbv = load_kb(kb_path, &err, KbParts{.tests = false, .examples = false});
   if (!kbv || !validate_kb_for_engine(*kbv, &err)) {
     std::fprintf(stderr, "%s%s", err.c_str(), err.empty() || err.back() != '\n' ? "\n" : "");
     log(Level::error, "cannot start: bad --kb");

@@ -18,8 +18,9 @@ bool save_artifact(const KnowledgeBase& kb, const std::string& path, std::string
 // is still read past (the file is checked whole), not decoded: on the shipped
 // KB the rules and the tests are half the artifact and most of its load time.
 struct KbParts {
-  bool rules = true;  // rules (the causal graph's edges) and latents
-  bool tests = true;  // `test` blocks (reflexc test)
+  bool rules = true;     // rules (the causal graph's edges) and latents
+  bool tests = true;     // `test` blocks (reflexc test)
+  bool examples = true;  // signatures' examples and near misses (reflexc check and test)
 };
 
 // nullopt + *error for a missing, foreign, truncated or mismatched file.
