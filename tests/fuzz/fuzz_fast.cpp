@@ -15,11 +15,16 @@
 //   6 the event codec (parse_event_json): one JSON line an input, first byte =
 //     whether a KB / topology fills the gaps; what it reads must survive the
 //     lossless record round trip unchanged
+#include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <memory>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,6 +89,144 @@ void for_each_line(std::string_view rest, Fn fn) {
 }
 }  // namespace
 
+#if REFLEX_FUZZ_TARGET == 5 && defined(REFLEX_LIBFUZZER)
+// Structure-aware mutation for the .rfx front end. libFuzzer's byte
+// mutations turn nearly every input into garbage (the corpus's median input
+// had 16 syntax errors, each costing ANTLR an exception and a recovery), so
+// the passes behind the parser saw little of it. Three mutations in four
+// work on the input's tokens instead: one deleted, repeated, swapped with or
+// replaced by another of its tokens or by a word of the grammar
+// (tests/fuzz/rfx.dict), a line repeated or dropped. That keeps most inputs
+// near valid. The fourth is libFuzzer's own (bytes, with the dictionary), so
+// the error paths keep being fuzzed.
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
+namespace {
+struct Span {
+  size_t b, e;
+};
+
+// Tokens roughly as the lexer sees them (comments, strings and /regex/ whole;
+// words; two-character operators); white space between them is kept as is.
+std::vector<Span> rfx_tokens(std::string_view s) {
+  std::vector<Span> out;
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t i = 0; i < s.size();) {
+    const char c = s[i];
+    size_t j = i + 1;
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      i = j;
+      continue;
+    }
+    if (c == '#') {
+      while (j < s.size() && s[j] != '\n') ++j;
+    } else if (c == '"' || c == '/') {
+      size_t k = j;
+      while (k < s.size() && s[k] != c && s[k] != '\n') k += (s[k] == '\\') ? 2 : 1;
+      if (k < s.size() && s[k] == c) j = k + 1;
+    } else if (word(c)) {
+      while (j < s.size() && (word(s[j]) || s[j] == '.')) ++j;
+    } else if (j < s.size() && std::string_view("->=!<.").find(c) != std::string_view::npos &&
+               (s[j] == '=' || s[j] == '>' || s[j] == '.')) {
+      ++j;
+    }
+    out.push_back({i, std::min(j, s.size())});
+    i = out.back().e;
+  }
+  return out;
+}
+
+const std::vector<std::string>& grammar_words() {
+  static const std::vector<std::string> words = [] {
+    std::vector<std::string> w;
+    std::ifstream in(REFLEX_FUZZ_DICT);
+    for (std::string line; std::getline(in, line);) {
+      const size_t q = line.find('"');
+      if (line.empty() || line[0] == '#' || q == std::string::npos) continue;
+      std::string v;
+      for (size_t i = q + 1; i < line.size() && line[i] != '"'; ++i) {
+        if (line[i] == '\\' && i + 3 < line.size() && line[i + 1] == 'x') {  // \xNN
+          v += static_cast<char>(std::strtol(line.substr(i + 2, 2).c_str(), nullptr, 16));
+          i += 3;
+          continue;
+        }
+        if (line[i] == '\\' && i + 1 < line.size()) ++i;  // \" and \\ .
+        v += line[i];
+      }
+      if (!v.empty()) w.push_back(v);
+    }
+    if (w.empty()) w.push_back("signature");
+    return w;
+  }();
+  return words;
+}
+
+// One token-level mutation of `in`, or "" when none applies.
+std::string mutate_tokens(std::string_view in, std::minstd_rand& rng) {
+  const std::vector<Span> toks = rfx_tokens(in);
+  if (toks.size() < 2) return "";
+  Span a = toks[rng() % toks.size()], b = toks[rng() % toks.size()];
+  auto text = [&](Span t) { return in.substr(t.b, t.e - t.b); };
+  auto before = [&](size_t at) { return in.substr(0, at); };
+  auto after = [&](size_t at) { return in.substr(at); };
+  std::string out;
+  switch (rng() % 7) {
+    case 0:  // a token deleted
+      out.append(before(a.b)).append(after(a.e));
+      break;
+    case 1:  // a token repeated elsewhere
+      out.append(before(a.b)).append(text(b)).append(" ").append(after(a.b));
+      break;
+    case 2:  // a token replaced by another
+      out.append(before(a.b)).append(text(b)).append(after(a.e));
+      break;
+    case 3:  // two tokens swapped
+      if (a.b > b.b) std::swap(a, b);
+      if (a.e > b.b) return "";
+      out.append(before(a.b)).append(text(b)).append(in.substr(a.e, b.b - a.e));
+      out.append(text(a)).append(after(b.e));
+      break;
+    case 4: {  // a token replaced by a word of the grammar
+      const auto& words = grammar_words();
+      out.append(before(a.b)).append(words[rng() % words.size()]).append(after(a.e));
+      break;
+    }
+    default: {  // a line repeated after another, or dropped
+      auto line_at = [&](size_t at) {
+        const size_t lb = in.rfind('\n', at == 0 ? 0 : at - 1);
+        const size_t s = (lb == std::string_view::npos || at == 0) ? 0 : lb + 1;
+        const size_t le = in.find('\n', at);
+        return Span{s, le == std::string_view::npos ? in.size() : le + 1};
+      };
+      const Span la = line_at(a.b), lb = line_at(b.b);
+      if (rng() % 2) {
+        out.append(before(la.e)).append(text(lb));
+        if (out.back() != '\n') out += '\n';
+        out.append(after(la.e));
+      } else {
+        out.append(before(la.b)).append(after(la.e));
+      }
+    }
+  }
+  return out;
+}
+}  // namespace
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
+                                          unsigned seed) {
+  std::minstd_rand rng(seed);
+  if (rng() % 4 != 0) {
+    const std::string out =
+        mutate_tokens(std::string_view(reinterpret_cast<const char*>(data), size), rng);
+    if (!out.empty() && out.size() <= max_size) {
+      std::memcpy(data, out.data(), out.size());
+      return out.size();
+    }
+  }
+  return LLVMFuzzerMutate(data, size, max_size);
+}
+#endif
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view in(reinterpret_cast<const char*>(data), size);
 #if REFLEX_FUZZ_TARGET == 1
@@ -127,7 +270,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Half the inputs decode everything, half as `reflex events` does (rules
   // and tests read past): both paths, at one decode per input.
   if (size % 2)
-    (void)reflex::kb_from_cbor(bytes, &err, reflex::KbParts{.rules = false, .tests = false});
+    (void)reflex::kb_from_cbor(bytes, &err,
+                               reflex::KbParts{.rules = false, .tests = false, .examples = false});
   else
     (void)reflex::kb_from_cbor(bytes, &err);
 #elif REFLEX_FUZZ_TARGET == 5
