@@ -37,6 +37,16 @@ class IngestorTest : public ::testing::Test {
     ing->set_sink([this](Event&& e) { events_.push_back(std::move(e)); });
     return ing;
   }
+  // events_ anew from the bundle in dir_, per line or in chunk mode.
+  std::unique_ptr<Ingestor> read_dir(bool chunk, IngestOptions o = {}) {
+    events_.clear();
+    o.chunk_mode = chunk;
+    auto ing = make(o);
+    std::string err;
+    EXPECT_TRUE(ing->read_bundle(dir_.string(), &err)) << err;
+    ing->finish();
+    return ing;
+  }
   std::string write(const std::string& rel, const std::string& text) {
     fs::path p = dir_ / rel;
     fs::create_directories(p.parent_path());
@@ -460,13 +470,7 @@ TEST_F(IngestorTest, ChunkModeEqualsPerLineMode) {
   write("hosts/node-0017/kern.log", kern);
   write("hosts/node-0017/train.log", train);
   auto run = [&](bool chunk) {
-    events_.clear();
-    IngestOptions o;
-    o.chunk_mode = chunk;
-    auto ing = make(o);
-    std::string err;
-    EXPECT_TRUE(ing->read_bundle(dir_.string(), &err)) << err;
-    ing->finish();
+    auto ing = read_dir(chunk);
     std::vector<std::string> out;
     for (auto& e : events_) {
       std::string s = e.name + " " + e.device + " " + e.evidence + " " +
@@ -513,13 +517,7 @@ TEST_F(IngestorTest, ChunkModeSyslogYearRolloverEqualsPerLineMode) {
   }
   write("hosts/node-0017/kern.log", kern);
   auto run = [&](bool chunk) {
-    events_.clear();
-    IngestOptions o;
-    o.chunk_mode = chunk;
-    auto ing = make(o);
-    std::string err;
-    EXPECT_TRUE(ing->read_bundle(dir_.string(), &err)) << err;
-    ing->finish();
+    read_dir(chunk);
     std::vector<std::string> out;
     for (auto& e : events_)
       out.push_back(e.evidence + " " + (e.time.wall ? format_time_us(*e.time.wall) : "-"));
@@ -556,14 +554,9 @@ TEST_F(IngestorTest, ChunkModeBlocksAcrossReadBuffers) {
   ASSERT_GT(kern.size(), 2u << 20);
   write("hosts/node-0017/kern.log", kern);
   auto run = [&](bool chunk) {
-    events_.clear();
     IngestOptions o;
-    o.chunk_mode = chunk;
     o.default_dedup_s = 0;
-    auto ing = make(o);
-    std::string err;
-    EXPECT_TRUE(ing->read_bundle(dir_.string(), &err)) << err;
-    ing->finish();
+    auto ing = read_dir(chunk, o);
     std::vector<std::string> out;
     for (auto& e : events_) {
       std::string s = e.name + " " + e.device + " " + e.evidence + " " + std::to_string(e.count) +
