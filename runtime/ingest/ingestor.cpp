@@ -369,12 +369,35 @@ struct Ingestor::Impl {
     uint64_t no = 0;
   };
 
+  // A candidate line whose block-scan hits are all continuations (parts >= 1
+  // of multi-line signatures) when no multi-line signature can be waiting
+  // for it: no line that could start or advance one (a hit of such a first
+  // part or of a continuation, or a line whose hits are not known) lies
+  // within the join window before it in this file. Processing it would
+  // change nothing; a loose continuation (a table's `+` border) would
+  // otherwise make every line that has one a candidate.
+  bool idle_continuation(const uint32_t* hits, uint32_t n_hits, uint64_t no) {
+    const uint64_t window = matcher.join_window();
+    if (window == 0) return false;
+    bool may_join = hits == nullptr, first_part = false;
+    for (uint32_t k = 0; hits && k < n_hits; ++k) {
+      const ingest::PatternInfo& p = matcher.patterns()[hits[k]];
+      may_join |= p.starts_multiline || p.is_continuation;
+      first_part |= !p.first_of.empty();
+    }
+    if (hits && !first_part && no >= join_open_end) return true;
+    if (may_join) join_open_end = std::max(join_open_end, no + window + 1);
+    return false;
+  }
+  uint64_t join_open_end = 0;  // lines numbered below it may meet a waiting multi-line signature
+
   // Parses and processes one candidate line [b, e) of buf; hits: its pattern
   // ids from a block scan (superset), or nullptr to scan its message.
   void block_line(std::string_view buf, size_t b, size_t e, BlockWalk* w, const uint32_t* hits,
                   uint32_t n_hits, const std::vector<uint32_t>* exact) {
     w->no += count_newlines(buf.substr(w->counted, b - w->counted));
     w->counted = b;
+    if (idle_continuation(hits, n_hits, w->no)) return;
     if (!parses_alone(buf, b, e, w->known)) settle(buf, b, w->no, w->known);
     if (parse_block_line(buf, b, e, w->no, &chunk_rec)) {
       if (!msg_in_raw(chunk_rec)) {
@@ -541,6 +564,7 @@ struct Ingestor::Impl {
     probed = 0;
     memo_first = false;
     msg_at[0] = msg_at[1] = MsgAt{};
+    join_open_end = 0;
   }
 
   // `origin`: a --threads worker's, whose matcher shares origin's compiled

@@ -136,7 +136,11 @@ void Matcher::add_signatures(const KnowledgeBase& kb, std::vector<std::string>* 
         c_->patterns[p].is_continuation = true;
       }
     }
-    if (sig.patterns.size() > 1) c_->has_multiline = true;
+    if (sig.patterns.size() > 1) {
+      c_->has_multiline = true;
+      c_->patterns[info.part_pattern[0]].starts_multiline = true;
+      c_->join_window = std::max<uint64_t>(c_->join_window, std::max(1, sig.join_within_lines));
+    }
     c_->sigs.push_back(std::move(info));
   }
 }

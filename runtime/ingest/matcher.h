@@ -33,7 +33,8 @@ struct PatternInfo {
   // A signature + part index that carries this text, to run RE2 once for all.
   uint32_t rep_sig = 0;
   uint32_t rep_part = 0;
-  bool is_continuation = false;  // used as part >= 1 of some signature
+  bool is_continuation = false;   // used as part >= 1 of some signature
+  bool starts_multiline = false;  // part 0 of a signature with more parts
   // Its leading '^' was dropped for the shared database (a hit is then only
   // a candidate for RE2, like a prefilter, but not counted as a prefilter reject).
   bool anchor_dropped = false;
@@ -80,6 +81,9 @@ class Matcher {
   const std::vector<SigInfo>& signatures() const { return c_->sigs; }
   size_t database_patterns() const { return c_->db_ids.size(); }
   bool has_multiline() const { return c_->has_multiline; }
+  // The most lines a multi-line signature's next part may follow its last
+  // (max(1, join_within_lines) over them); 0 without such signatures.
+  uint64_t join_window() const { return c_->join_window; }
   // One Hyperscan database serves both scan() and scan_block() (compiling two
   // costs ~0.3 s CPU per 130 patterns at every start).
   bool shared_database() const { return c_->shared; }
@@ -133,6 +137,7 @@ class Matcher {
     // patterns (PatternInfo::cut); null when no pattern is cut.
     hs_database* factor_db = nullptr;
     bool has_multiline = false;
+    uint64_t join_window = 0;
     bool shared = false;
     std::string cache_key;
     std::vector<unsigned> shared_flags;

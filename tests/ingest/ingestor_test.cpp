@@ -494,6 +494,51 @@ TEST_F(IngestorTest, ChunkModeEqualsPerLineMode) {
   EXPECT_EQ(multiline, 1);
 }
 
+// Chunk mode skips a line whose hits are all continuations (parts >= 1 of
+// multi-line signatures) when no multi-line signature can be waiting for it.
+// Here the last part of gpu_fallen_off_bus_multiline stands alone on many
+// lines; two joins are whole, one with its parts 3 lines apart each (6 lines
+// from its first: the window moves with each part it joins). Any skipped
+// line that could have joined would lose an event or change a count.
+TEST_F(IngestorTest, ChunkModeSkipsContinuationsNothingWaitsFor) {
+  std::string dmesg;
+  auto line = [&](int i, const char* msg) {
+    char ts[32];
+    std::snprintf(ts, sizeof ts, "[%5d.000000] ", 1000 + i);
+    dmesg += std::string(ts) + msg + "\n";
+  };
+  const char* first = "NVRM: The NVIDIA GPU 0000:9b:00.0";
+  const char* second = "NVRM: (PCI ID: 10de:26b5) installed in this system has";
+  const char* last = "NVRM: fallen off the bus and is not responding to commands.";
+  for (int i = 0; i < 3000; ++i) {
+    if (i == 1000 || i == 2000) {
+      line(i, first);
+      line(i, second);
+      line(i, last);
+    } else if (i == 2500 || i == 2503 || i == 2506) {
+      line(i, i == 2500 ? first : i == 2503 ? second : last);
+    } else if (i % 7 == 0) {
+      line(i, last);  // alone: no first part before it
+    } else {
+      line(i, "usb 1-1: new high-speed USB device number 2 using xhci_hcd");
+    }
+  }
+  write("hosts/node-0017/dmesg", dmesg);
+  auto run = [&](bool chunk) {
+    auto ing = read_dir(chunk);
+    std::vector<std::string> out;
+    for (auto& e : events_) out.push_back(e.name + " " + e.evidence + " " + e.line);
+    const IngestStats st = ing->stats_snapshot();
+    out.push_back("incomplete " + std::to_string(st.incomplete_multiline) + " matched " +
+                  std::to_string(st.matched_lines));
+    return out;
+  };
+  const auto per_line = run(false);
+  const auto chunked = run(true);
+  EXPECT_EQ(per_line, chunked);
+  EXPECT_EQ(named("gpu_fallen_off_bus_multiline").size(), 3u);
+}
+
 // Syslog lines (BSD times, no year) across a new year, with hits far apart:
 // chunk mode parses a hit line without the line before it when both carry
 // the same month (LineParser::parses_alone), and walks back when they do not.
