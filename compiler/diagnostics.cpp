@@ -319,32 +319,78 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+namespace {
+
+// `xid_79` for `xid79_fallen_off_bus`: `squashed` (the word without '_' and
+// '-', lower case) starts the candidate's squashed form, which is longer.
+bool squashed_prefix_of(const std::string& squashed, const std::string& candidate) {
+  size_t i = 0;
+  for (char ch : candidate) {
+    if (ch == '_' || ch == '-') continue;
+    if (i == squashed.size()) return true;  // a squashed character follows: longer
+    if (static_cast<char>(std::tolower(static_cast<unsigned char>(ch))) != squashed[i])
+      return false;
+    ++i;
+  }
+  return false;
+}
+
+// edit_distance(a, b) when it is at most `cap`, else some value above cap;
+// rows are the caller's buffers. A row whose minimum exceeds cap ends it.
+size_t edit_distance_within(const std::string& a, const std::string& b, size_t cap,
+                            std::vector<size_t>& prev, std::vector<size_t>& cur) {
+  prev.resize(b.size() + 1);
+  cur.resize(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    size_t row_min = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+      row_min = std::min(row_min, cur[j]);
+    }
+    if (row_min > cap) return cap + 1;
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+// The same answer as scoring every candidate with edit_distance, but a
+// candidate that cannot beat the best so far or the limit (their lengths
+// alone differ by more) is not scored, and nothing is allocated per
+// candidate: sema asks this for every unknown name against every name of
+// the KB (5% of the fuzzed compiler's time, when each was a full distance).
 std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
-  std::string best;
+  // Allow roughly a third of the word to differ (clang uses a similar bound).
+  const size_t limit = std::max<size_t>(2, (word.size() + 2) / 3);
+  std::string w;
+  for (char ch : word)
+    if (ch != '_' && ch != '-')
+      w += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::string* best = nullptr;
   size_t best_d = std::string::npos;
-  auto squash = [](const std::string& s) {
-    std::string o;
-    for (char ch : s)
-      if (ch != '_' && ch != '-')
-        o += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return o;
-  };
-  const std::string w = squash(word);
+  std::vector<size_t> prev, cur;
   for (const auto& c : candidates) {
-    size_t d = edit_distance(word, c);
-    // `xid_79` for `xid79_fallen_off_bus`: the word, without separators, starts the name.
-    const std::string sc = squash(c);
-    if (w.size() >= 3 && sc.size() > w.size() && sc.compare(0, w.size(), w) == 0)
-      d = std::min<size_t>(d, 1);
-    if (d < best_d || (d == best_d && c < best)) {
+    const size_t cap = std::min(limit, best_d);
+    size_t d;
+    if (w.size() >= 3 && squashed_prefix_of(w, c)) {
+      d = 1;  // 0 only for c == word, whose squashed form is not longer
+    } else {
+      const size_t lower = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
+      if (lower > cap) continue;
+      d = edit_distance_within(word, c, cap, prev, cur);
+      if (d > cap) continue;
+    }
+    if (d < best_d || (d == best_d && c < *best)) {
       best_d = d;
-      best = c;
+      best = &c;
     }
   }
-  // Allow roughly a third of the word to differ (clang uses a similar bound).
-  size_t limit = std::max<size_t>(2, (word.size() + 2) / 3);
-  if (best.empty() || best_d > limit || best == word) return "";
-  return best;
+  if (!best || best_d > limit || *best == word) return "";
+  return *best;
 }
 
 }  // namespace reflex::compiler

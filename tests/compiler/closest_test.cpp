@@ -1,0 +1,91 @@
+// closest() (did-you-mean) against the plain definition it replaced: every
+// candidate scored with edit_distance, the squashed-prefix rule, the limit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "diagnostics.h"
+
+namespace {
+
+using reflex::compiler::closest;
+using reflex::compiler::edit_distance;
+
+std::string reference_closest(const std::string& word, const std::vector<std::string>& cands) {
+  auto squash = [](const std::string& s) {
+    std::string o;
+    for (char ch : s)
+      if (ch != '_' && ch != '-')
+        o += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return o;
+  };
+  std::string best;
+  size_t best_d = std::string::npos;
+  const std::string w = squash(word);
+  for (const auto& c : cands) {
+    size_t d = edit_distance(word, c);
+    const std::string sc = squash(c);
+    if (w.size() >= 3 && sc.size() > w.size() && sc.compare(0, w.size(), w) == 0)
+      d = std::min<size_t>(d, 1);
+    if (d < best_d || (d == best_d && c < best)) {
+      best_d = d;
+      best = c;
+    }
+  }
+  size_t limit = std::max<size_t>(2, (word.size() + 2) / 3);
+  if (best.empty() || best_d > limit || best == word) return "";
+  return best;
+}
+
+TEST(Closest, KnownSuggestions) {
+  const std::vector<std::string> names = {"xid79_fallen_off_bus", "xid_line", "ambiguous-match",
+                                          "pcie_fatal", "nccl_timeout"};
+  EXPECT_EQ(closest("xid_lne", names), "xid_line");
+  EXPECT_EQ(closest("xid_79", names), "xid79_fallen_off_bus");
+  EXPECT_EQ(closest("ambiguous-mach", names), "ambiguous-match");
+  EXPECT_EQ(closest("xid_line", names), "");  // the word itself: nothing to suggest
+  EXPECT_EQ(closest("storage", names), "");   // too far from all
+  EXPECT_EQ(closest("x", {}), "");
+}
+
+// Random words over a small alphabet (so near misses are common) against
+// random candidate lists, including duplicates, the word itself, prefixes
+// with separators and empty strings.
+TEST(Closest, SameAnswerAsScoringEveryCandidate) {
+  std::mt19937 rng(15);
+  const std::string alphabet = "abcX_-";
+  auto word = [&](size_t max_len) {
+    std::string s(rng() % (max_len + 1), ' ');
+    for (char& ch : s) ch = alphabet[rng() % alphabet.size()];
+    return s;
+  };
+  int suggestions = 0;
+  for (int round = 0; round < 4000; ++round) {
+    const std::string w = word(9);
+    std::vector<std::string> cands;
+    const size_t n = rng() % 12;
+    for (size_t i = 0; i < n; ++i) {
+      switch (rng() % 4) {
+        case 0:
+          cands.push_back(w + word(4));
+          break;  // longer, same start
+        case 1:
+          cands.push_back(w);
+          break;  // the word itself
+        default:
+          cands.push_back(word(12));
+          break;
+      }
+    }
+    const std::string want = reference_closest(w, cands);
+    suggestions += !want.empty();
+    ASSERT_EQ(closest(w, cands), want) << "word '" << w << "', round " << round;
+  }
+  EXPECT_GT(suggestions, 200);  // the comparison saw many suggestions, not only ""
+}
+
+}  // namespace
