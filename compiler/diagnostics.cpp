@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <iterator>
+#include <limits>
 #include <tuple>
 
 namespace reflex::compiler {
@@ -305,31 +306,24 @@ std::vector<Diagnostic> DiagEngine::take() {
   return out;
 }
 
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 namespace {
+
+// Names compare without '_' and '-', in lower case: `xid_79` ~ `Xid79`.
+bool is_separator(char ch) {
+  return ch == '_' || ch == '-';
+}
+char fold(char ch) {
+  return static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+}
 
 // `xid_79` for `xid79_fallen_off_bus`: `squashed` (the word without '_' and
 // '-', lower case) starts the candidate's squashed form, which is longer.
 bool squashed_prefix_of(const std::string& squashed, const std::string& candidate) {
   size_t i = 0;
   for (char ch : candidate) {
-    if (ch == '_' || ch == '-') continue;
+    if (is_separator(ch)) continue;
     if (i == squashed.size()) return true;  // a squashed character follows: longer
-    if (static_cast<char>(std::tolower(static_cast<unsigned char>(ch))) != squashed[i])
-      return false;
+    if (fold(ch) != squashed[i]) return false;
     ++i;
   }
   return false;
@@ -358,6 +352,11 @@ size_t edit_distance_within(const std::string& a, const std::string& b, size_t c
 
 }  // namespace
 
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev, cur;
+  return edit_distance_within(a, b, std::numeric_limits<size_t>::max() - 1, prev, cur);
+}
+
 // The same answer as scoring every candidate with edit_distance, but a
 // candidate that cannot beat the best so far or the limit (their lengths
 // alone differ by more) is not scored, and nothing is allocated per
@@ -368,8 +367,7 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
   const size_t limit = std::max<size_t>(2, (word.size() + 2) / 3);
   std::string w;
   for (char ch : word)
-    if (ch != '_' && ch != '-')
-      w += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (!is_separator(ch)) w += fold(ch);
   const std::string* best = nullptr;
   size_t best_d = std::string::npos;
   std::vector<size_t> prev, cur;

@@ -41,6 +41,16 @@ std::string reference_closest(const std::string& word, const std::vector<std::st
   return best;
 }
 
+// The distance itself, by hand (the reference below is built on it).
+TEST(Closest, EditDistanceByHand) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(edit_distance("flaw", "lawn"), 2u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+  EXPECT_EQ(edit_distance("abc", ""), 3u);
+  EXPECT_EQ(edit_distance("xid_line", "xid_line"), 0u);
+  EXPECT_EQ(edit_distance("ab", "ba"), 2u);  // no transpositions
+}
+
 TEST(Closest, KnownSuggestions) {
   const std::vector<std::string> names = {"xid79_fallen_off_bus", "xid_line", "ambiguous-match",
                                           "pcie_fatal", "nccl_timeout"};
