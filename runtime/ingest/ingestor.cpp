@@ -157,6 +157,9 @@ struct Ingestor::Impl {
   // strings of their own: one op per matched line, and a malloc + copy per
   // string (the clock "<host>/kernel" is past the small-string size) made
   // the worker's side of the hand-over ~14% of its CPU on the telemetry mix.
+  // Captured fields travel the same way, as (name, value) ranges in the
+  // batch: a FieldValues per op was a malloc on the worker and a free on the
+  // replay's thread, ~6% of the threaded telemetry run's CPU in malloc/free.
   struct Text {
     uint32_t off = 0, len = 0;
   };
@@ -171,23 +174,59 @@ struct Ingestor::Impl {
     std::optional<double> mono;
     Text clock, host, line;
     uint64_t line_no = 0;
-    FieldValues fields;
+    uint32_t field_first = 0, field_count = 0;  // OpBatch::fields
     uint64_t repeat = 1;  // unrecognised: lines of si counted, none of them a sample
   };
   struct OpBatch {
     std::vector<Op> ops;
     std::string text;  // the arena of the ops' Text ranges
+    std::vector<std::pair<Text, Text>> fields;
     Text keep(std::string_view v) {
       Text t{static_cast<uint32_t>(text.size()), static_cast<uint32_t>(v.size())};
       text.append(v);
       return t;
     }
     std::string_view view(Text t) const { return std::string_view(text).substr(t.off, t.len); }
+    // `v` again if it equals `prev`'s text: one line matching several
+    // signatures (an IB counter dump line feeds three baselines) is kept once.
+    Text keep_again(std::string_view v, Text prev) { return view(prev) == v ? prev : keep(v); }
+    void keep_fields(const FieldValues& fv, Op* op) {
+      op->field_first = static_cast<uint32_t>(fields.size());
+      op->field_count = static_cast<uint32_t>(fv.size());
+      for (const auto& [name, value] : fv) fields.emplace_back(keep(name), keep(value));
+    }
+    // Into *out, reusing its strings' storage.
+    void view_fields(const Op& op, FieldValues* out) const {
+      out->resize(op.field_count);
+      for (uint32_t i = 0; i < op.field_count; ++i) {
+        const auto& [name, value] = fields[op.field_first + i];
+        (*out)[i].first.assign(view(name));
+        (*out)[i].second.assign(view(value));
+      }
+    }
+    void clear() {
+      ops.clear();
+      text.clear();
+      fields.clear();
+    }
   };
   OpBatch* record = nullptr;
+  // Set by a --threads worker: hands *record over and leaves it empty. Called
+  // before an op is added to a full batch, so a batch stays near kBatch ops
+  // or kBatchText bytes even inside a 1 MB block of lines (checked per block,
+  // they grew to 16,384 ops and 4 MB, past L2: the replay read them from
+  // memory; the threaded telemetry run is ~3% faster with them small).
+  std::function<void()> hand_over;
+  Op& add_op() {
+    if (hand_over && (record->ops.size() >= ThreadedWalk::kBatch ||
+                      record->text.size() >= ThreadedWalk::kBatchText))
+      hand_over();
+    return record->ops.emplace_back();
+  }
   // The replay's reused strings for an op's host and time (no malloc per op).
   std::string replay_host;
   EventTime replay_time;
+  FieldValues replay_fields;
   // A worker's unrecognised lines of this file past each suspect's first
   // kPerSuspect: never samples (those are the first few of each suspect in
   // walk order), so they travel as one count per suspect, not one op each
@@ -196,11 +235,10 @@ struct Ingestor::Impl {
   void flush_unrecognised_counts() {
     for (uint32_t si = 0; si < unrec_extra.size(); ++si) {
       if (!unrec_extra[si]) continue;
-      Op op;
+      Op& op = add_op();
       op.kind = Op::unrecognised;
       op.si = si;
       op.repeat = unrec_extra[si];
-      record->ops.push_back(std::move(op));
     }
     unrec_in_file.assign(unrec_in_file.size(), 0);
     unrec_extra.assign(unrec_extra.size(), 0);
@@ -212,11 +250,9 @@ struct Ingestor::Impl {
       record->ops.back().t = std::max(record->ops.back().t, t);
       return;
     }
-    Op op;
-    op.t = t;
-    record->ops.push_back(std::move(op));
+    add_op().t = t;
   }
-  void replay(Op& op, const OpBatch& b, const std::string& file) {
+  void replay(const Op& op, const OpBatch& b, const std::string& file) {
     switch (op.kind) {
       case Op::advance:
         storms.advance(op.t, emit_fn);
@@ -226,7 +262,8 @@ struct Ingestor::Impl {
         replay_time.mono = op.mono;
         replay_time.clock.assign(b.view(op.clock));
         replay_host.assign(b.view(op.host));
-        emit_event(op.si, op.fields, &op.fields, replay_time, op.transport, replay_host,
+        b.view_fields(op, &replay_fields);
+        emit_event(op.si, replay_fields, &replay_fields, replay_time, op.transport, replay_host,
                    op.host_known, op.rank_hint, file, op.line_no, b.view(op.line));
         break;
       case Op::unrecognised:
@@ -263,12 +300,15 @@ struct Ingestor::Impl {
     FileCounters counters;
   };
   // What the workers and the replay of one --threads walk share. Workers
-  // stay at most `ahead` files past the replay; a batch is handed over at
+  // stay at most `ahead` (kAhead a thread) files past the replay: with 2 a
+  // thread, the worker past a host's large CSV waited at the window's edge,
+  // ~25 ms of a core in a 0.37 s telemetry run. A batch is handed over at
   // kBatch ops or kBatchText bytes of arena (long lines), whichever first; a
-  // slot holds kMaxQueued batches.
+  // slot holds kMaxQueued batches (~512K ops) before its worker waits for
+  // the replay (with 32, files of more than 64K ops ahead of it did).
   struct ThreadedWalk {
-    static constexpr size_t kAhead = 2, kBatch = 2048, kBatchText = size_t{16} << 20,
-                            kMaxQueued = 32;
+    static constexpr size_t kAhead = 4, kBatch = 2048, kBatchText = size_t{1} << 20,
+                            kMaxQueued = 256;
     BundlePlan plan;
     std::string dir;
     size_t ahead = kAhead;
@@ -727,7 +767,10 @@ struct Ingestor::Impl {
                   bool host_known, int rank_hint, std::string_view file, uint64_t line_no,
                   std::string_view line) {
     if (record) {  // a --threads worker: the replay builds the event
-      Op& op = record->ops.emplace_back();
+      Op& op = add_op();
+      const size_t n = record->ops.size();  // the previous op is in this batch's arena
+      const bool after_match = n >= 2 && record->ops[n - 2].kind == Op::match;
+      const Op& prev = after_match ? record->ops[n - 2] : op;
       op.kind = Op::match;
       op.transport = transport;
       op.host_known = host_known;
@@ -735,11 +778,17 @@ struct Ingestor::Impl {
       op.si = si;
       op.wall = time.wall;
       op.mono = time.mono;
-      op.clock = record->keep(time.clock);
-      op.host = record->keep(host);
-      op.line = record->keep(line);
+      if (after_match) {
+        op.clock = record->keep_again(time.clock, prev.clock);
+        op.host = record->keep_again(host, prev.host);
+        op.line = record->keep_again(line, prev.line);
+      } else {
+        op.clock = record->keep(time.clock);
+        op.host = record->keep(host);
+        op.line = record->keep(line);
+      }
       op.line_no = line_no;
-      op.fields = movable ? std::move(*movable) : fields;
+      record->keep_fields(fields, &op);
       return;
     }
     const ingest::SigInfo& s = matcher.signatures()[si];
@@ -1171,7 +1220,7 @@ struct Ingestor::Impl {
       if (record && ++unrec_in_file[suspect] > kPerSuspect)
         ++unrec_extra[suspect];
       else if (record) {
-        Op& op = record->ops.emplace_back();
+        Op& op = add_op();
         op.kind = Op::unrecognised;
         op.transport = rec.transport;
         op.host_known = false;
@@ -1431,10 +1480,8 @@ void Ingestor::Impl::read_walk_file(ThreadedWalk& walk, size_t i, OpBatch* ops) 
     slot.done = last;
     slot.cv.notify_all();
   };
-  auto full = [&] {
-    return ops->ops.size() >= ThreadedWalk::kBatch || ops->text.size() >= ThreadedWalk::kBatchText;
-  };
   bool begun = false;
+  hand_over = [&] { push(false); };
   try {
     read_bundle_file(
         &walk.plan.files[i],
@@ -1442,13 +1489,8 @@ void Ingestor::Impl::read_walk_file(ThreadedWalk& walk, size_t i, OpBatch* ops) 
           if (!begun) begin_chunked_file(*bl.ctx);
           begun = true;
           file_line(bl.raw, bl.line_no, &chunk_rec_line);
-          if (full()) push(false);
         },
-        [&](const BundleBlock& b) {
-          const uint64_t n = file_block(b.text, b.first_line_no);
-          if (full()) push(false);
-          return n;
-        },
+        [&](const BundleBlock& b) { return file_block(b.text, b.first_line_no); },
         [&](const FileContext*) { return begun && file_mode == FileMode::chunk; }, &fstats);
     flush_chunk();
     end_of_file_stream();
@@ -1457,6 +1499,7 @@ void Ingestor::Impl::read_walk_file(ThreadedWalk& walk, size_t i, OpBatch* ops) 
     std::lock_guard lk(slot.mu);
     slot.error = walk.dir + ": " + e.what();
   }
+  hand_over = nullptr;
   FileCounters c = take_counters();
   {
     std::lock_guard lk(slot.mu);
@@ -1482,9 +1525,8 @@ std::string Ingestor::Impl::replay_in_walk_order(ThreadedWalk& walk) {
         slot.cv.notify_all();
       }
       for (OpBatch& b : taken) {
-        for (Op& op : b.ops) replay(op, b, file);
-        b.ops.clear();
-        b.text.clear();
+        for (const Op& op : b.ops) replay(op, b, file);
+        b.clear();
         count_progress(kProgressLines);
       }
       std::lock_guard lk(walk.spare_mu);
