@@ -615,6 +615,10 @@ void build_decls(SourceFile& file, ReflexParser::FileContext* tree,
         ty == ReflexParser::UNTERMINATED_TRIPLE_STRING || ty == ReflexParser::BAD_CHAR)
       errs.push_back(t->getTokenIndex());
   }
+  // Sorted, each declaration's range is one binary search (a bad-character
+  // run makes thousands of error tokens; scanning them all for each of
+  // hundreds of declarations was quadratic).
+  std::sort(errs.begin(), errs.end());
   for (auto* c : tree->topDecl()) {
     if (!c || !c->getStart()) continue;
     auto d = b.decl(c);
@@ -622,8 +626,8 @@ void build_decls(SourceFile& file, ReflexParser::FileContext* tree,
     // A declaration containing a syntax error is kept for its name only.
     size_t lo = c->getStart()->getTokenIndex();
     size_t hi = c->getStop() ? c->getStop()->getTokenIndex() : lo;
-    for (size_t e : errs)
-      if (e >= lo && e <= hi + 1) d->broken = true;
+    const auto e = std::lower_bound(errs.begin(), errs.end(), lo);
+    if (e != errs.end() && *e <= hi + 1) d->broken = true;
     if (c->exception != nullptr) d->broken = true;
     file.decls.push_back(std::move(*d));
   }
