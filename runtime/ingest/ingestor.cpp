@@ -309,15 +309,21 @@ struct Ingestor::Impl {
   struct ThreadedWalk {
     static constexpr size_t kAhead = 4, kBatch = 2048, kBatchText = size_t{1} << 20,
                             kMaxQueued = 256;
+    // Files of at most this many bytes may be read out of walk order.
+    static constexpr uintmax_t kOutOfOrderBytes = uintmax_t{16} << 20;
     BundlePlan plan;
     std::string dir;
     size_t ahead = kAhead;
     std::deque<FileSlot> slots;
-    std::atomic<size_t> next{0};
-    std::mutex window_mu;
+    std::mutex window_mu;  // guards what follows, up to spare_mu
     std::condition_variable window_cv;
     size_t replayed = 0;
-    bool stop = false;
+    std::vector<uintmax_t> bytes;  // each file's size, for largest-first picks
+    std::vector<uint8_t> taken;
+    size_t lowest_untaken = 0;
+    // The next file for a worker (SIZE_MAX: none left); *in_order when it is
+    // the lowest untaken one, whose worker may wait for the replay.
+    size_t pick(bool* in_order);
     // Replayed batches, emptied with their capacity kept, for the workers to
     // fill again (the ops' vectors and arenas are not allocated per batch).
     std::mutex spare_mu;
@@ -325,7 +331,7 @@ struct Ingestor::Impl {
     OpBatch fresh_batch();
   };
   void walk_worker(ThreadedWalk& walk);
-  void read_walk_file(ThreadedWalk& walk, size_t i, OpBatch* ops);
+  void read_walk_file(ThreadedWalk& walk, size_t i, bool in_order, OpBatch* ops);
   std::string replay_in_walk_order(ThreadedWalk& walk);
   void merge(FileCounters& c) {
     const FormatStats& f = c.fstats;
@@ -1405,13 +1411,20 @@ uint64_t Ingestor::memo_first_lines() const {
 namespace {
 constexpr double kMinFileGain = 1.5;
 
-bool files_keep_threads_busy(const BundlePlan& plan) {
-  uintmax_t total = 0, largest = 0;
+// Each file's size (0 when unknown or not a file).
+std::vector<uintmax_t> file_sizes(const BundlePlan& plan) {
+  std::vector<uintmax_t> out;
   for (const BundleFile& f : plan.files) {
-    if (f.path.empty()) continue;
     std::error_code ec;
-    const uintmax_t size = std::filesystem::file_size(f.path, ec);
-    if (ec) continue;
+    const uintmax_t size = f.path.empty() ? 0 : std::filesystem::file_size(f.path, ec);
+    out.push_back(ec ? 0 : size);
+  }
+  return out;
+}
+
+bool files_keep_threads_busy(const std::vector<uintmax_t>& sizes) {
+  uintmax_t total = 0, largest = 0;
+  for (uintmax_t size : sizes) {
     total += size;
     largest = std::max(largest, size);
   }
@@ -1424,12 +1437,14 @@ bool Ingestor::Impl::read_bundle_threads(const std::string& dir, unsigned n, boo
   ThreadedWalk walk;
   FileCounters listing;  // the plan's notes, kept until the threads are sure
   if (!plan_bundle(dir, &walk.plan, &listing.fstats, error)) return false;
-  *declined = !files_keep_threads_busy(walk.plan);
+  walk.bytes = file_sizes(walk.plan);
+  *declined = !files_keep_threads_busy(walk.bytes);
   if (*declined) return false;
   merge(listing);
   walk.dir = dir;
   walk.ahead = ThreadedWalk::kAhead * n;
   walk.slots.resize(walk.plan.files.size());
+  walk.taken.assign(walk.plan.files.size(), 0);
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < n; ++t) pool.emplace_back([&] { walk_worker(walk); });
   const std::string failed = replay_in_walk_order(walk);
@@ -1452,29 +1467,51 @@ Ingestor::Impl::OpBatch Ingestor::Impl::ThreadedWalk::fresh_batch() {
   return b;
 }
 
+// Largest first within the window, so the walk does not end on one worker
+// reading a large file while the other has none left (telemetry: the
+// workers ended ~12 ms apart). The replay's own file comes first when no
+// one has it. Deadlock-free: only an in-order worker (its file was the
+// lowest untaken) waits for the replay, and every file below its own was
+// taken before it; out-of-order files are small enough to queue whole.
+size_t Ingestor::Impl::ThreadedWalk::pick(bool* in_order) {
+  std::unique_lock lk(window_mu);
+  for (;;) {
+    while (lowest_untaken < taken.size() && taken[lowest_untaken]) ++lowest_untaken;
+    if (lowest_untaken == taken.size()) return SIZE_MAX;
+    if (lowest_untaken < replayed + ahead) break;
+    window_cv.wait(lk);
+  }
+  size_t best = lowest_untaken;
+  if (best != replayed) {
+    const size_t end = std::min(taken.size(), replayed + ahead);
+    for (size_t j = best + 1; j < end; ++j)
+      if (!taken[j] && bytes[j] <= kOutOfOrderBytes && bytes[j] > bytes[best]) best = j;
+  }
+  taken[best] = 1;
+  *in_order = best == lowest_untaken;
+  return best;
+}
+
 void Ingestor::Impl::walk_worker(ThreadedWalk& walk) {
   Impl w(kb, topo, opts, this);
   OpBatch ops = walk.fresh_batch();
   w.record = &ops;
   for (;;) {
-    const size_t i = walk.next.fetch_add(1);
-    if (i >= walk.plan.files.size()) return;
-    {
-      std::unique_lock lk(walk.window_mu);
-      walk.window_cv.wait(lk, [&] { return walk.stop || i < walk.replayed + walk.ahead; });
-      if (walk.stop) return;
-    }
-    w.read_walk_file(walk, i, &ops);
+    bool in_order = false;
+    const size_t i = walk.pick(&in_order);
+    if (i == SIZE_MAX) return;
+    w.read_walk_file(walk, i, in_order, &ops);
   }
 }
 
 // One file of the walk, read by this worker Impl into the file's slot.
-void Ingestor::Impl::read_walk_file(ThreadedWalk& walk, size_t i, OpBatch* ops) {
+void Ingestor::Impl::read_walk_file(ThreadedWalk& walk, size_t i, bool in_order, OpBatch* ops) {
   FileSlot& slot = walk.slots[i];
   auto push = [&](bool last) {
     OpBatch next_batch = walk.fresh_batch();
     std::unique_lock lk(slot.mu);
-    if (!last) slot.cv.wait(lk, [&] { return slot.batches.size() < ThreadedWalk::kMaxQueued; });
+    if (!last && in_order)
+      slot.cv.wait(lk, [&] { return slot.batches.size() < ThreadedWalk::kMaxQueued; });
     if (!ops->ops.empty()) slot.batches.push_back(std::move(*ops));
     *ops = std::move(next_batch);
     slot.done = last;
