@@ -1402,8 +1402,9 @@ uint64_t Ingestor::memo_first_lines() const {
 }
 
 // Workers read files ahead (at most kAhead per thread past the one being
-// replayed); a worker whose file's queue is full waits for the replay, so
-// memory stays bounded by the window, not by the bundle.
+// replayed); a worker on the lowest untaken file waits for the replay when
+// its file's queue is full, and files read out of order are at most
+// kOutOfOrderBytes, so memory stays bounded by the window, not by the bundle.
 // Files are the unit of parallel work, so the gain is at most the bundle's
 // size over its largest file's; below kMinFileGain the per-line hand-over to
 // the replay costs more than the second core gives back (an Xid storm in one
