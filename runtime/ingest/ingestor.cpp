@@ -187,9 +187,6 @@ struct Ingestor::Impl {
       return t;
     }
     std::string_view view(Text t) const { return std::string_view(text).substr(t.off, t.len); }
-    // `v` again if it equals `prev`'s text: one line matching several
-    // signatures (an IB counter dump line feeds three baselines) is kept once.
-    Text keep_again(std::string_view v, Text prev) { return view(prev) == v ? prev : keep(v); }
     void keep_fields(const FieldValues& fv, Op* op) {
       op->field_first = static_cast<uint32_t>(fields.size());
       op->field_count = static_cast<uint32_t>(fv.size());
@@ -774,9 +771,6 @@ struct Ingestor::Impl {
                   std::string_view line) {
     if (record) {  // a --threads worker: the replay builds the event
       Op& op = add_op();
-      const size_t n = record->ops.size();  // the previous op is in this batch's arena
-      const bool after_match = n >= 2 && record->ops[n - 2].kind == Op::match;
-      const Op& prev = after_match ? record->ops[n - 2] : op;
       op.kind = Op::match;
       op.transport = transport;
       op.host_known = host_known;
@@ -784,15 +778,9 @@ struct Ingestor::Impl {
       op.si = si;
       op.wall = time.wall;
       op.mono = time.mono;
-      if (after_match) {
-        op.clock = record->keep_again(time.clock, prev.clock);
-        op.host = record->keep_again(host, prev.host);
-        op.line = record->keep_again(line, prev.line);
-      } else {
-        op.clock = record->keep(time.clock);
-        op.host = record->keep(host);
-        op.line = record->keep(line);
-      }
+      op.clock = record->keep(time.clock);
+      op.host = record->keep(host);
+      op.line = record->keep(line);
       op.line_no = line_no;
       record->keep_fields(fields, &op);
       return;

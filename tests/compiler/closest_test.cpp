@@ -1,5 +1,6 @@
-// closest() (did-you-mean) against the plain definition it replaced: every
-// candidate scored with edit_distance, the squashed-prefix rule, the limit.
+// closest() (did-you-mean) against its plain definition: every candidate
+// scored with a textbook edit-distance table, the squashed-prefix rule, the
+// limit; and the banded distance against that table.
 #include <gtest/gtest.h>
 
 #include <algorithm>
