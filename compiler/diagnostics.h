@@ -124,7 +124,16 @@ class DiagEngine {
   std::deque<Diagnostic> diags_;
   Diagnostic scratch_;
   int errors_ = 0;
-  std::map<std::string, std::vector<std::string>> lines_;  // file -> lines
+  // A file's text, and where its lines start once a diagnostic needs one:
+  // most files have no diagnostic, and splitting each into lines up front
+  // was an allocation per line.
+  struct Source {
+    std::string text;
+    std::vector<size_t> starts;  // empty until first asked
+  };
+  std::map<std::string, Source> sources_;
+  // Line `line` (1-based) of `file`, shown on terminals; false when none.
+  bool source_line(const std::string& file, int line, std::string* out);
 };
 
 SourceLoc to_loc(const SrcRange& r);

@@ -1,6 +1,7 @@
 // closest() (did-you-mean) against its plain definition: every candidate
 // scored with a textbook edit-distance table, the squashed-prefix rule, the
-// limit; and the banded distance against that table.
+// limit; and the bit-vector distance (64 characters a block) against that
+// table, on both sides of each block boundary.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,7 +17,7 @@ namespace {
 using reflex::compiler::closest;
 using reflex::compiler::edit_distance;
 
-// The textbook table, whole: what the banded, bounded one must agree with.
+// The textbook table, whole: what the bit-vector one must agree with.
 size_t plain_distance(const std::string& a, const std::string& b) {
   std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
   for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
@@ -111,13 +112,47 @@ TEST(Closest, SameAnswerAsScoringEveryCandidate) {
   EXPECT_GT(suggestions, 200);  // the comparison saw many suggestions, not only ""
 }
 
-// The banded table against the whole one: short and long pairs, equal and
-// very different lengths, near and far (edits applied to a copy).
-TEST(Closest, BandedDistanceIsTheDistance) {
+// A length for a test string: mostly short, every tenth up to 200 (four
+// blocks), every tenth near a block boundary (63-65, 127-129).
+size_t test_length(int round, std::mt19937& rng) {
+  if (round % 10 == 0) return rng() % 201;
+  if (round % 10 == 5) return (round % 20 == 5 ? 63 : 127) + rng() % 3;
+  return rng() % 14;
+}
+
+// Long words and candidates (several blocks), as fuzzed files make them:
+// mutated copies of one another, so many are within the limit.
+TEST(Closest, SameAnswerForLongWords) {
+  std::mt19937 rng(64);
+  const std::string alphabet = "ab]\\_";
+  int suggestions = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::string base(40 + rng() % 120, ' ');
+    for (char& ch : base) ch = alphabet[rng() % alphabet.size()];
+    auto mutated = [&] {
+      std::string s = base;
+      for (size_t e = rng() % 40; e > 0 && !s.empty(); --e)
+        s[rng() % s.size()] = alphabet[rng() % alphabet.size()];
+      if (rng() % 2) s.resize(s.size() - rng() % (s.size() / 4 + 1));
+      return s;
+    };
+    const std::string w = mutated();
+    std::vector<std::string> cands;
+    for (size_t i = rng() % 30; i > 0; --i) cands.push_back(mutated());
+    const std::string want = reference_closest(w, cands);
+    suggestions += !want.empty();
+    ASSERT_EQ(closest(w, cands), want) << "word '" << w << "', round " << round;
+  }
+  EXPECT_GT(suggestions, 50);
+}
+
+// The bit-vector distance against the whole table: short and long pairs,
+// equal and very different lengths, near and far (edits applied to a copy).
+TEST(Closest, BitVectorDistanceIsTheDistance) {
   std::mt19937 rng(79);
   const std::string alphabet = "abcdX_";
   for (int round = 0; round < 3000; ++round) {
-    std::string a(rng() % (round % 10 == 0 ? 120 : 14), ' ');
+    std::string a(test_length(round, rng), ' ');
     for (char& ch : a) ch = alphabet[rng() % alphabet.size()];
     std::string b = a;
     for (size_t e = rng() % 6; e > 0; --e) {
@@ -135,7 +170,7 @@ TEST(Closest, BandedDistanceIsTheDistance) {
       }
     }
     if (round % 3 == 0) {  // an unrelated string
-      b.resize(rng() % 20);
+      b.resize(round % 2 ? rng() % 20 : test_length(round / 3, rng));
       for (char& ch : b) ch = alphabet[rng() % alphabet.size()];
     }
     ASSERT_EQ(edit_distance(a, b), plain_distance(a, b)) << "'" << a << "' / '" << b << "'";
