@@ -136,6 +136,13 @@ bool text_is_parseable(const SourceFile& file, DiagEngine& diags, const CompileO
   return true;
 }
 
+// The first character (code point) of UTF-8 text.
+std::string first_char(const std::string& s) {
+  size_t n = 1;
+  while (n < s.size() && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) ++n;
+  return s.substr(0, n);
+}
+
 bool is_lex_error(size_t type) {
   return type == ReflexParser::UNTERMINATED_STRING ||
          type == ReflexParser::UNTERMINATED_TRIPLE_STRING ||
@@ -166,9 +173,9 @@ bool report_lex_errors(const std::string& path, const std::vector<antlr4::Token*
         id = DiagId::unterminated_regex;
         msg = "missing closing '/' of the regex (write a literal slash as \\/)";
         break;
-      case ReflexParser::BAD_CHAR:
+      case ReflexParser::BAD_CHAR:  // a run of them is one token: its first is named
         id = DiagId::unexpected_char;
-        msg = "unexpected character '" + shorten(t->getText()) + "'";
+        msg = "unexpected character '" + first_char(t->getText()) + "'";
         break;
       default:
         continue;

@@ -156,7 +156,13 @@ WS : [ \t\r\n\f]+ -> skip ;
 UNTERMINATED_TRIPLE_STRING : '"""' TRIPLE_BODY* ('"' | '""')? EOF ;
 UNTERMINATED_STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* '\\'? ;
 UNTERMINATED_REGEX : '/' (~[/\\\r\n] | '\\' ~[\r\n])* '\\'? ;
-BAD_CHAR : . ;
+// A run of characters that start no token is one error token (the front end
+// names its first character): a pasted line of `\` or `]` was a token per
+// character, each one skipped by the parser's recovery and kept in the tree.
+// The set is every character a token can start with; parser_test.cpp's
+// BadCharRunsStopAtEveryToken checks it against the vocabulary, so a new
+// literal cannot be swallowed by a run.
+BAD_CHAR : ~[A-Za-z0-9_ \t\r\n\f!"#%()+,\-./:;<=>{}]+ | . ;
 
 fragment DIGITS : [0-9]+ ;
 // Greedy (not .*?) so an unterminated """ cannot out-match a closed one.

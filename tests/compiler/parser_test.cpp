@@ -2,6 +2,12 @@
 // snippets that must fail with a given diagnostic code.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ReflexLexer.h"
+#include "antlr4-runtime.h"
 #include "test_util.h"
 
 namespace reflex {
@@ -17,7 +23,9 @@ struct Snippet {
   const char* code;  // "" = must be clean
 };
 
-std::ostream& operator<<(std::ostream& os, const Snippet& s) { return os << s.name; }
+std::ostream& operator<<(std::ostream& os, const Snippet& s) {
+  return os << s.name;
+}
 
 class ValidSnippet : public ::testing::TestWithParam<Snippet> {};
 
@@ -134,6 +142,58 @@ TEST(ParserColumns, AreOneBasedCodePoints) {
   ASSERT_FALSE(r.diagnostics.empty());
   EXPECT_EQ(r.diagnostics[0].loc.line, 2);
   EXPECT_EQ(r.diagnostics[0].loc.col, 7);  // the 'é' is a bad char at column 7
+}
+
+// The tokens of `text` as (type, text) pairs, without EOF.
+std::vector<std::pair<size_t, std::string>> lex(const std::string& text) {
+  antlr4::ANTLRInputStream input(text);
+  rfxgen::ReflexLexer lexer(&input);
+  lexer.removeErrorListeners();
+  std::vector<std::pair<size_t, std::string>> out;
+  for (auto t = lexer.nextToken(); t->getType() != antlr4::Token::EOF; t = lexer.nextToken())
+    out.emplace_back(t->getType(), t->getText());
+  return out;
+}
+
+// A run of bad characters is one token, and it ends where any token could
+// start: after a `\`, every literal of the vocabulary and every ASCII
+// character followed by the usual continuations lexes as it does alone.
+TEST(ParserLexer, BadCharRunsStopAtEveryToken) {
+  const size_t bad = rfxgen::ReflexLexer::BAD_CHAR;
+  EXPECT_EQ(lex("\\\\]]^"), (std::vector<std::pair<size_t, std::string>>{{bad, "\\\\]]^"}}));
+  std::vector<std::string> starts;
+  const antlr4::dfa::Vocabulary& voc = rfxgen::ReflexLexer(nullptr).getVocabulary();
+  for (size_t type = 1; type <= voc.getMaxTokenType(); ++type) {
+    const std::string lit = voc.getLiteralName(type);
+    if (lit.size() >= 3) starts.push_back(lit.substr(1, lit.size() - 2));  // 'x' -> x
+  }
+  for (int c = 1; c < 128; ++c)
+    for (const char* cont : {"", "=", "/", ">", "x\"", "0", "a-b"})
+      starts.push_back(std::string(1, static_cast<char>(c)) + cont);
+  int checked = 0;
+  for (const std::string& s : starts) {
+    const auto alone = lex(s);
+    if (alone.empty() || alone[0].first == bad) continue;
+    const auto after = lex("\\" + s);
+    ASSERT_GE(after.size(), 2u) << "'\\" << s << "'";
+    EXPECT_EQ(after[0], std::make_pair(bad, std::string("\\"))) << "'\\" << s << "'";
+    EXPECT_EQ(after[1], alone[0]) << "'\\" << s << "'";
+    ++checked;
+  }
+  EXPECT_GT(checked, 300);
+}
+
+// A run is reported once, naming its first character, at its column.
+TEST(ParserLexer, BadCharRunIsOneError) {
+  CompileResult r = check_text("reflex 1\nclass a \"A\" \\\\]]\n");
+  int unexpected = 0;
+  for (const auto& d : r.diagnostics)
+    if (d.code == "E008") {
+      ++unexpected;
+      EXPECT_EQ(d.message, "unexpected character '\\'");
+      EXPECT_EQ(d.loc.col, 13);
+    }
+  EXPECT_EQ(unexpected, 1) << dump(r);
 }
 
 }  // namespace
