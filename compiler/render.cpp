@@ -1,7 +1,8 @@
 // Diagnostics for people (clang layout) and machines (JSON, SARIF 2.1.0).
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <string_view>
 
 #include "reflex/compiler.h"
 
@@ -19,59 +20,72 @@ std::string plural(int n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-std::string loc_prefix(const SourceLoc& l) {
-  if (l.file.empty()) return "";
-  std::string s = l.file;
-  if (l.line > 0) s += ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
-  return s + ": ";
+void append_loc_prefix(std::string& out, const SourceLoc& l) {
+  if (l.file.empty()) return;
+  out += l.file;
+  if (l.line > 0) {
+    out += ':';
+    out += std::to_string(l.line);
+    out += ':';
+    out += std::to_string(l.col);
+  }
+  out += ": ";
+}
+
+// Columns (code points) of UTF-8 text.
+int columns(const std::string& s) {
+  int n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
 }
 
 // The source line, then a caret/tilde underline aligned under it (tabs kept
-// so the caret lines up in any terminal).
-void snippet(std::ostringstream& os, const Diagnostic& d) {
+// so the caret lines up in any terminal). Appended to a string, not a
+// stream: a character at a time through an ostream was most of the text
+// renderer's cost on files with many diagnostics.
+void snippet(std::string& out, const Diagnostic& d) {
   if (d.loc.line <= 0 || d.length <= 0) return;
-  std::string num = std::to_string(d.loc.line);
-  std::string gutter(std::max<size_t>(num.size(), 4), ' ');
-  std::string line = d.source_line;
+  const std::string num = std::to_string(d.loc.line);
+  const size_t gutter = std::max<size_t>(num.size(), 4);
+  std::string windowed;
+  const std::string* line = &d.source_line;
   int caret_col = d.loc.col;
   // Very long lines: show a window around the column.
   constexpr int kWidth = 120;
-  int line_cols0 = 0;
-  for (unsigned char c : line) line_cols0 += (c & 0xC0) != 0x80;
+  const int line_cols0 = columns(*line);
   if (line_cols0 > kWidth) {
     int from = std::max(1, caret_col - kWidth / 2);
     int to = std::min(line_cols0, from + kWidth - 1);
-    std::string cut;
+    const char* pre = from > 1 ? "..." : "";
+    windowed = pre;
     int col = 1;
-    for (size_t i = 0; i < line.size(); ++i) {
-      unsigned char c = static_cast<unsigned char>(line[i]);
+    for (size_t i = 0; i < line->size(); ++i) {
+      unsigned char c = static_cast<unsigned char>((*line)[i]);
       if ((c & 0xC0) != 0x80 && i > 0) ++col;
-      if (col >= from && col <= to) cut += line[i];
+      if (col >= from && col <= to) windowed += (*line)[i];
     }
-    std::string pre = from > 1 ? "..." : "", post = to < line_cols0 ? "..." : "";
-    line = pre + cut + post;
-    caret_col = caret_col - from + 1 + static_cast<int>(pre.size());
+    if (to < line_cols0) windowed += "...";
+    caret_col = caret_col - from + 1 + static_cast<int>(std::string_view(pre).size());
+    line = &windowed;
   }
-  os << std::string(gutter.size() - num.size(), ' ') << num << " | " << line << "\n";
-  os << gutter << " | ";
+  out.append(gutter - num.size(), ' ').append(num).append(" | ").append(*line).append("\n");
+  out.append(gutter, ' ').append(" | ");
   int col = 1;
-  for (size_t i = 0; i < line.size() && col < caret_col; ++i) {
-    unsigned char c = static_cast<unsigned char>(line[i]);
+  for (size_t i = 0; i < line->size() && col < caret_col; ++i) {
+    unsigned char c = static_cast<unsigned char>((*line)[i]);
     if ((c & 0xC0) == 0x80) continue;
-    os << (c == '\t' ? '\t' : ' ');
+    out += c == '\t' ? '\t' : ' ';
     ++col;
   }
-  os << '^';
+  out += '^';
   // Do not underline past the end of the line.
-  int line_cols = 0;
-  for (unsigned char c : line) line_cols += (c & 0xC0) != 0x80;
-  int len = std::min(d.length, std::max(1, line_cols - caret_col + 1));
-  for (int i = 1; i < len; ++i) os << '~';
-  os << "\n";
+  const int len = std::min(d.length, std::max(1, columns(*line) - caret_col + 1));
+  if (len > 1) out.append(static_cast<size_t>(len - 1), '~');
+  out += '\n';
 }
 
 std::string render_text(const CompileResult& r, bool color) {
-  std::ostringstream os;
+  std::string out;
   const char* bold = color ? "\033[1m" : "";
   const char* reset = color ? "\033[0m" : "";
   auto sev_color = [&](DiagSeverity s) -> const char* {
@@ -81,43 +95,51 @@ std::string render_text(const CompileResult& r, bool color) {
                                         : "\033[1;36m";
   };
   if (r.io_error) {
-    os << "reflexc: " << sev_color(DiagSeverity::error) << "error: " << reset << r.io_message
-       << "\n";
-    return os.str();
+    out.append("reflexc: ").append(sev_color(DiagSeverity::error)).append("error: ");
+    out.append(reset).append(r.io_message).append("\n");
+    return out;
   }
   std::map<std::string, std::pair<int, int>> per_file;
   for (const auto& d : r.diagnostics) {
-    os << bold << loc_prefix(d.loc) << reset << sev_color(d.severity) << to_string(d.severity)
-       << "[" << d.code << "]: " << reset << bold << d.message << reset;
-    if (d.severity == DiagSeverity::warning && !d.name.empty()) os << " [-W" << d.name << "]";
-    os << "\n";
-    snippet(os, d);
-    for (const auto& n : d.notes)
-      os << loc_prefix(n.loc) << sev_color(DiagSeverity::note) << "note: " << reset << n.message
-         << "\n";
+    out += bold;
+    append_loc_prefix(out, d.loc);
+    out.append(reset).append(sev_color(d.severity)).append(to_string(d.severity));
+    out.append("[").append(d.code).append("]: ").append(reset).append(bold);
+    out.append(d.message).append(reset);
+    if (d.severity == DiagSeverity::warning && !d.name.empty())
+      out.append(" [-W").append(d.name).append("]");
+    out += '\n';
+    snippet(out, d);
+    for (const auto& n : d.notes) {
+      append_loc_prefix(out, n.loc);
+      out.append(sev_color(DiagSeverity::note)).append("note: ").append(reset);
+      out.append(n.message).append("\n");
+    }
     auto& c = per_file[d.loc.file.empty() ? "(unit)" : d.loc.file];
     (d.severity == DiagSeverity::error ? c.first : c.second)++;
   }
   if (!r.diagnostics.empty()) {
-    os << "\n";
+    out += '\n';
     for (const auto& [file, c] : per_file) {
-      os << file << ": ";
-      if (c.first) os << plural(c.first, "error");
-      if (c.first && c.second) os << ", ";
-      if (c.second) os << plural(c.second, "warning");
-      os << "\n";
+      out.append(file).append(": ");
+      if (c.first) out += plural(c.first, "error");
+      if (c.first && c.second) out += ", ";
+      if (c.second) out += plural(c.second, "warning");
+      out += '\n';
     }
   }
   int e = r.errors(), w = r.warnings();
   if (e == 0 && w == 0) {
-    os << "checked " << plural(static_cast<int>(r.files.size()), "file") << ": no problems\n";
+    out.append("checked ").append(plural(static_cast<int>(r.files.size()), "file"));
+    out.append(": no problems\n");
   } else {
-    if (e) os << plural(e, "error");
-    if (e && w) os << " and ";
-    if (w) os << plural(w, "warning");
-    os << " generated in " << plural(static_cast<int>(r.files.size()), "file") << ".\n";
+    if (e) out += plural(e, "error");
+    if (e && w) out += " and ";
+    if (w) out += plural(w, "warning");
+    out.append(" generated in ").append(plural(static_cast<int>(r.files.size()), "file"));
+    out.append(".\n");
   }
-  return os.str();
+  return out;
 }
 
 json loc_json(const SourceLoc& l) {
