@@ -306,20 +306,63 @@ void WordingErrorStrategy::reportMissingToken(antlr4::Parser* recognizer) {
   recognizer->notifyErrorListeners(recognizer->getCurrentToken(), "missing ", nullptr);
 }
 
+namespace {
+
+// ATN::getExpectedTokens(state, ctx), the token types ascending, end of file
+// and epsilon left out, without building IntervalSets: humanize asked ANTLR
+// for the set and its list (allocations per stack level) on every error.
+std::vector<size_t> expected_types(antlr4::Parser* parser) {
+  const ATN& atn = parser->getATN();
+  const size_t state = parser->getState();
+  if (state >= atn.states.size()) return {};  // ANTLR throws: nothing expected
+  std::vector<char> in(parser->getVocabulary().getMaxTokenType() + 1, 0);
+  auto add = [&in](const antlr4::misc::IntervalSet& set) {
+    for (const auto& iv : set.getIntervals())
+      for (ssize_t t = std::max<ssize_t>(iv.a, 0); t <= iv.b && static_cast<size_t>(t) < in.size();
+           ++t)
+        in[static_cast<size_t>(t)] = 1;
+  };
+  const antlr4::RuleContext* ctx = parser->getContext();
+  const antlr4::misc::IntervalSet* following = &atn.nextTokens(atn.states[state]);
+  add(*following);
+  while (!is_root(ctx) && following->contains(antlr4::Token::EPSILON)) {
+    following = &atn.nextTokens(return_state(atn, ctx));
+    add(*following);
+    ctx = static_cast<const antlr4::RuleContext*>(ctx->parent);
+  }
+  std::vector<size_t> types;
+  for (size_t t = 0; t < in.size(); ++t)
+    if (in[t]) types.push_back(t);
+  return types;
+}
+
+// The token type written `lit` in the grammar ('match', '}'), or 0.
+size_t literal_type(const antlr4::dfa::Vocabulary& voc, const std::string& lit) {
+  for (size_t t = 1; t <= voc.getMaxTokenType(); ++t)
+    if (voc.getLiteralName(t) == lit) return t;
+  return 0;
+}
+
+// The keywords the wording looks for, looked up once (one grammar).
+struct WordingTypes {
+  size_t signature, match, close_brace;
+};
+const WordingTypes& wording_types(const antlr4::dfa::Vocabulary& voc) {
+  static const WordingTypes types{literal_type(voc, "'signature'"), literal_type(voc, "'match'"),
+                                  literal_type(voc, "'}'")};
+  return types;
+}
+
+}  // namespace
+
 std::string CollectingListener::humanize(antlr4::Recognizer* recognizer, antlr4::Token* offending,
                                          const std::string& msg) {
   auto* parser = dynamic_cast<antlr4::Parser*>(recognizer);
-  std::vector<std::string> expected;
-  std::vector<size_t> types;  // ascending and distinct, as an IntervalSet lists them
+  std::vector<size_t> types;  // ascending and distinct
   auto has = [&types](size_t t) { return std::binary_search(types.begin(), types.end(), t); };
+  std::vector<size_t> shown;  // the expected types worth naming
   if (parser != nullptr) {
-    try {
-      for (auto t : parser->getExpectedTokens().toList()) {
-        if (t < 0) continue;
-        types.push_back(static_cast<size_t>(t));
-      }
-    } catch (...) {
-    }
+    types = expected_types(parser);
     // Soft keywords are names too: with a name expected, do not list them.
     // Which keywords are soft is the grammar's `name` rule (read from the
     // ATN, so the list is written once, in Reflex.g4).
@@ -327,10 +370,8 @@ std::string CollectingListener::humanize(antlr4::Recognizer* recognizer, antlr4:
     const antlr4::misc::IntervalSet& name_tokens =
         atn.nextTokens(atn.ruleToStartState[ReflexParser::RuleName]);
     bool name_expected = has(ReflexParser::ID);
-    for (size_t t : types) {
-      if (name_expected && t != ReflexParser::ID && name_tokens.contains(t)) continue;
-      expected.push_back(describe_token_type(parser->getVocabulary(), t));
-    }
+    for (size_t t : types)
+      if (!(name_expected && t != ReflexParser::ID && name_tokens.contains(t))) shown.push_back(t);
   }
   std::string found = describe_offending(offending);
   // Targeted advice for common slips.
@@ -345,25 +386,24 @@ std::string CollectingListener::humanize(antlr4::Recognizer* recognizer, antlr4:
   if (has(ReflexParser::DURATION) && offending && offending->getType() == ReflexParser::ID)
     return "expected a duration (e.g. 30s, 500ms, 10m), found " + found;
   std::string want;
-  bool statement = false, declaration = false;
-  for (const auto& e : expected) {
-    if (e == "'match'") statement = true;
-    if (e == "'signature'") declaration = true;
-  }
-  if (declaration) {
+  auto shows = [&shown](size_t t) {
+    return t != 0 && std::find(shown.begin(), shown.end(), t) != shown.end();
+  };
+  const WordingTypes* kw = parser ? &wording_types(parser->getVocabulary()) : nullptr;
+  if (kw && shows(kw->signature)) {
     want =
         "a declaration (signature, rule, latent, group, pattern, class, test, import, "
         "override)";
-  } else if (statement) {
+  } else if (kw && shows(kw->match)) {
     want = "a statement (on, from, match, field, when, ..., or '->' in a rule)";
-    if (std::find(expected.begin(), expected.end(), "'}'") != expected.end()) want += " or '}'";
-  } else if (!expected.empty()) {
-    size_t n = std::min<size_t>(expected.size(), 6);
+    if (shows(kw->close_brace)) want += " or '}'";
+  } else if (!shown.empty()) {
+    size_t n = std::min<size_t>(shown.size(), 6);
     for (size_t i = 0; i < n; ++i) {
-      if (i) want += (i + 1 == n && expected.size() <= 6) ? " or " : ", ";
-      want += expected[i];
+      if (i) want += (i + 1 == n && shown.size() <= 6) ? " or " : ", ";
+      want += describe_token_type(parser->getVocabulary(), shown[i]);
     }
-    if (expected.size() > 6) want += ", ...";
+    if (shown.size() > 6) want += ", ...";
   }
   if (msg.rfind("missing ", 0) == 0 && !want.empty())
     return "expected " + want + " before " + found;
