@@ -14,16 +14,19 @@ chunk=${CHUNK:-120}
 max_wall=${MAX_WALL:-3600}
 name=$(basename "$bin")
 out=$(dirname "$work")
+# Scratch files are named after WORK too: two workers whose WORK dirs share
+# a parent read each other's CPU times and logs otherwise.
+tag=$name.$(basename "$work")
 mkdir -p "$work"
 # user+sys of finished children, in centiseconds, into CPU_NOW (`times` must
 # run in this shell, not in a $(...) subshell, to see them).
 cpu_now() {
-  times >"$out/.$name.times"
+  times >"$out/.$tag.times"
   CPU_NOW=$(python3 -c '
 import re, sys
 t = open(sys.argv[1]).read().splitlines()[-1]  # children: user, sys
 print(int(sum(int(m) * 60 + float(s) for m, s in re.findall(r"(\d+)m([\d.]+)s", t)) * 100))' \
-    "$out/.$name.times")
+    "$out/.$tag.times")
 }
 cpu_now
 start_cpu=$CPU_NOW
@@ -38,14 +41,14 @@ while :; do
   [ $((SECONDS - start_wall)) -ge "$max_wall" ] && break
   chunks=$((chunks + 1))
   [ "$chunks" -gt 1000 ] && break
-  log=$out/$name.chunk.log
+  log=$out/$tag.chunk.log
   # shellcheck disable=SC2086
   "$bin" -max_total_time="$chunk" -entropic=0 -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$out/" ${FUZZ_ARGS:-} "$work" "$@" >"$log" 2>&1
   rc=$?
   n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   execs=$((execs + ${n:-0}))
-  cat "$log" >>"$out/$name.log"
+  cat "$log" >>"$out/$tag.log"
   [ $rc -eq 0 ] || break
 done
 cpu_now
