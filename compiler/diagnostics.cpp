@@ -30,7 +30,8 @@ constexpr DiagDef kDefs[] = {
   {DiagId::unterminated_regex, "E007", E, "", "unterminated regex",
    "A /regex/ literal is not closed on the same line; write a literal slash as \\/."},
   {DiagId::unexpected_char, "E008", E, "", "unexpected character",
-   "A character that cannot start any token of the language."},
+   "A character that cannot start any token of the language; a run of them is one error, "
+   "named by its first character and underlined whole."},
   {DiagId::language_version, "E009", E, "", "language version",
    "Every file starts with `reflex 1`, the version of the language it is written in."},
   {DiagId::too_many_errors, "E010", E, "", "too many errors",
