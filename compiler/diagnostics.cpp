@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <tuple>
 
 namespace reflex::compiler {
@@ -396,7 +397,9 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 // The same answer as scoring every candidate with edit_distance, but a
 // candidate that cannot beat the best so far or the limit (their lengths
 // alone differ by more) is not scored, and the word's bit vectors are built
-// once: sema asks this for every unknown name against every name of the KB.
+// once, and only if some candidate is scored (they take 2 KB per 64
+// characters of the word): sema asks this for every unknown name against
+// every name of the KB.
 std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
   // Allow roughly a third of the word to differ (clang uses a similar bound).
   const size_t limit = std::max<size_t>(2, (word.size() + 2) / 3);
@@ -405,7 +408,7 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
     if (!is_separator(ch)) w += fold(ch);
   const std::string* best = nullptr;
   size_t best_d = std::string::npos;
-  PatternBits bits(word);
+  std::optional<PatternBits> bits;  // built when a candidate is first scored
   for (const auto& c : candidates) {
     const size_t cap = std::min(limit, best_d);
     size_t d;
@@ -414,7 +417,8 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
     } else {
       const size_t lower = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
       if (lower > cap) continue;
-      d = bits.distance(c);
+      if (!bits) bits.emplace(word);
+      d = bits->distance(c);
       if (d > cap) continue;
     }
     if (d < best_d || (d == best_d && c < *best)) {
