@@ -2,6 +2,7 @@
 // syntax errors into diagnostics with human wording.
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include "front_end.h"
 
@@ -106,6 +107,19 @@ SrcRange token_range(const std::string& file, const antlr4::Token* t) {
   if (t == nullptr) return r;
   r.line = static_cast<int>(t->getLine());
   r.col = static_cast<int>(t->getCharPositionInLine()) + 1;
+  // A token's indices count code points, so a one-line token's length is
+  // their difference: its text (converted from UTF-32 on every call) is only
+  // needed for a """string""" that may span lines, and for tokens without
+  // indices (end of file, or conjured by the error recovery).
+  constexpr size_t kNoIndex = std::numeric_limits<size_t>::max();  // ANTLR's INVALID_INDEX
+  const size_t start = t->getStartIndex(), stop = t->getStopIndex();
+  const size_t type = t->getType();
+  if (type != antlr4::Token::EOF && type != ReflexParser::TRIPLE_STRING &&
+      type != ReflexParser::UNTERMINATED_TRIPLE_STRING && start != kNoIndex && stop != kNoIndex &&
+      start <= stop) {
+    r.len = static_cast<int>(stop - start + 1);
+    return r;
+  }
   std::string text = t->getType() == antlr4::Token::EOF ? std::string() : t->getText();
   size_t nl = text.find('\n');
   if (nl != std::string::npos) text.resize(nl);
