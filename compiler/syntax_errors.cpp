@@ -120,7 +120,7 @@ SrcRange token_range(const std::string& file, const antlr4::Token* t) {
     r.len = static_cast<int>(stop - start + 1);
     return r;
   }
-  std::string text = t->getType() == antlr4::Token::EOF ? std::string() : t->getText();
+  std::string text = type == antlr4::Token::EOF ? std::string() : t->getText();
   size_t nl = text.find('\n');
   if (nl != std::string::npos) text.resize(nl);
   r.len = std::max(1, utf8_len(text));
