@@ -10,11 +10,61 @@
 #include "parser.h"
 
 namespace reflex::compiler {
+
+TokenText::TokenText(const std::string& text) : text_(text) {
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) bom_ = 3;
+  for (size_t i = bom_; i < text.size(); ++i) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) continue;
+    // Not all ASCII: the byte offset of each code point.
+    for (size_t b = bom_; b < text.size(); ++b)
+      if ((static_cast<unsigned char>(text[b]) & 0xC0) != 0x80) offsets_.push_back(b);
+    offsets_.push_back(text.size());
+    break;
+  }
+}
+
+std::string TokenText::of(const antlr4::Token* t) const {
+  const size_t first = t->getStartIndex(), last = t->getStopIndex();
+  // EOF, and tokens the error recovery made up, have no source text.
+  if (t->getType() == antlr4::Token::EOF || t->getTokenIndex() == INVALID_INDEX ||
+      first == INVALID_INDEX || last == INVALID_INDEX || last < first)
+    return t->getText();
+  const size_t b = byte(first), e = byte(last + 1);
+  if (e > text_.size() || e < b) return t->getText();
+  return text_.substr(b, e - b);
+}
+
+std::string TokenText::of(antlr4::tree::ParseTree* n) const {
+  std::string out;
+  append(n, out);
+  return out;
+}
+
+size_t TokenText::byte(size_t code_point) const {
+  if (offsets_.empty()) return bom_ + code_point;
+  return code_point < offsets_.size() ? offsets_[code_point] : text_.size() + 1;
+}
+
+void TokenText::append(antlr4::tree::ParseTree* n, std::string& out) const {
+  if (auto* t = ReflexContext::terminal(n)) {
+    out += of(t->getSymbol());
+    return;
+  }
+  for (auto* c : n->children) append(c, out);
+}
+
 namespace {
+
+// `p` if it is exactly a T (a labelled alternative's context), or null;
+// without dynamic_cast (see ReflexContext).
+template <typename T>
+T* as(antlr4::tree::ParseTree* p) {
+  return ReflexContext::exactly<T>(p);
+}
 
 class Builder {
  public:
-  Builder(const std::string& file) : file_(file) {}
+  Builder(const std::string& file, const std::string& text) : file_(file), text_(text) {}
 
   SrcRange tok(const antlr4::Token* t) const { return token_range(file_, t); }
   SrcRange node(antlr4::tree::TerminalNode* n) const {
@@ -35,14 +85,14 @@ class Builder {
   Ident ident(ReflexParser::NameContext* n) const {
     Ident id;
     if (!n || n->getStart() == nullptr) return id;
-    id.text = n->getText();
+    id.text = text_.of(n);
     id.range = tok(n->getStart());
     return id;
   }
   Ident ident(ReflexParser::RelNameContext* n) const {
     Ident id;
     if (!n || n->getStart() == nullptr) return id;
-    id.text = n->getText();
+    id.text = text_.of(n);
     id.range = tok(n->getStart());
     return id;
   }
@@ -51,7 +101,7 @@ class Builder {
     Value v;
     v.kind = Value::Kind::string;
     if (!n) return v;
-    std::string t = n->getText();
+    std::string t = text(n);
     if (t.size() >= 6 && t.rfind("\"\"\"", 0) == 0) {
       v.text = t.substr(3, t.size() - 6);
     } else if (t.size() >= 2) {
@@ -65,7 +115,7 @@ class Builder {
     Value v;
     v.kind = Value::Kind::number;
     if (!n) return v;
-    v.text = n->getText();
+    v.text = text(n);
     v.range = node(n);
     return v;
   }
@@ -75,11 +125,11 @@ class Builder {
     if (!d) return v;
     if (d->DURATION()) {
       v.kind = Value::Kind::duration;
-      v.text = d->DURATION()->getText();
+      v.text = text(d->DURATION());
       v.range = node(d->DURATION());
     } else if (d->NUMBER()) {
       v.kind = Value::Kind::number;
-      v.text = d->NUMBER()->getText();
+      v.text = text(d->NUMBER());
       v.range = node(d->NUMBER());
     }
     return v;
@@ -92,7 +142,7 @@ class Builder {
     if (c->NUMBER()) return number_value(c->NUMBER());
     if (c->DURATION()) {
       v.kind = Value::Kind::duration;
-      v.text = c->DURATION()->getText();
+      v.text = text(c->DURATION());
       v.range = node(c->DURATION());
       return v;
     }
@@ -108,7 +158,7 @@ class Builder {
   RegexAtom regex_literal(antlr4::tree::TerminalNode* n) const {
     RegexAtom a;
     if (!n) return a;
-    std::string t = n->getText();
+    std::string t = text(n);
     std::string body = t.size() >= 2 ? t.substr(1, t.size() - 2) : std::string();
     std::string out;
     for (size_t i = 0; i < body.size(); ++i) {
@@ -147,28 +197,27 @@ class Builder {
     Cond out;
     if (!c) return out;
     out.range = ctx_range(c);
-    if (auto* p = dynamic_cast<ReflexParser::ParenCondContext*>(c)) return cond(p->cond());
-    if (auto* n = dynamic_cast<ReflexParser::NotCondContext*>(c)) {
+    if (auto* p = as<ReflexParser::ParenCondContext>(c)) return cond(p->cond());
+    if (auto* n = as<ReflexParser::NotCondContext>(c)) {
       out.op = Cond::Op::not_;
       out.kids.push_back(cond(n->cond()));
       return out;
     }
     // `a and b and c ...` is a left-deep tree in ANTLR: walk its spine
     // iteratively into one n-ary node, so long chains cannot exhaust the stack.
-    if (dynamic_cast<ReflexParser::AndCondContext*>(c) ||
-        dynamic_cast<ReflexParser::OrCondContext*>(c)) {
-      const bool is_and = dynamic_cast<ReflexParser::AndCondContext*>(c) != nullptr;
+    if (as<ReflexParser::AndCondContext>(c) || as<ReflexParser::OrCondContext>(c)) {
+      const bool is_and = as<ReflexParser::AndCondContext>(c) != nullptr;
       out.op = is_and ? Cond::Op::and_ : Cond::Op::or_;
       std::vector<ReflexParser::CondContext*> rights;
       ReflexParser::CondContext* cur = c;
       while (true) {
         std::vector<ReflexParser::CondContext*> kids;
         if (is_and) {
-          auto* a = dynamic_cast<ReflexParser::AndCondContext*>(cur);
+          auto* a = as<ReflexParser::AndCondContext>(cur);
           if (!a) break;
           kids = a->cond();
         } else {
-          auto* o = dynamic_cast<ReflexParser::OrCondContext*>(cur);
+          auto* o = as<ReflexParser::OrCondContext>(cur);
           if (!o) break;
           kids = o->cond();
         }
@@ -183,9 +232,9 @@ class Builder {
       for (auto it = rights.rbegin(); it != rights.rend(); ++it) out.kids.push_back(cond(*it));
       return out;
     }
-    if (auto* cc = dynamic_cast<ReflexParser::CompareCondContext*>(c)) {
+    if (auto* cc = as<ReflexParser::CompareCondContext>(c)) {
       out.field = ident(cc->name());
-      std::string op = cc->OP ? cc->OP->getText() : "==";
+      std::string op = cc->OP ? text_.of(cc->OP) : "==";
       out.op = op == "=="   ? Cond::Op::eq
                : op == "!=" ? Cond::Op::ne
                : op == "<"  ? Cond::Op::lt
@@ -195,13 +244,13 @@ class Builder {
       if (cc->value()) out.values.push_back(value(cc->value()));
       return out;
     }
-    if (auto* ic = dynamic_cast<ReflexParser::InCondContext*>(c)) {
+    if (auto* ic = as<ReflexParser::InCondContext>(c)) {
       out.field = ident(ic->name());
       out.op = ic->NOT ? Cond::Op::not_in : Cond::Op::in;
       for (auto* v : ic->value()) out.values.push_back(value(v));
       return out;
     }
-    if (auto* mc = dynamic_cast<ReflexParser::MatchesCondContext*>(c)) {
+    if (auto* mc = as<ReflexParser::MatchesCondContext>(c)) {
       out.field = ident(mc->name());
       out.op = Cond::Op::matches;
       if (mc->REGEX()) {
@@ -240,33 +289,33 @@ class Builder {
   bool match_member(ReflexParser::MemberBodyContext* b, Member& m) const {
     using K = Member::Kind;
     using P = ReflexParser;
-    if (auto* c = dynamic_cast<P::OnMemberContext*>(b)) {
+    if (auto* c = as<P::OnMemberContext>(b)) {
       m.kind = K::on;
       m.idents.push_back(ident(c->name()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::FromMemberContext*>(b)) {
+    if (auto* c = as<P::FromMemberContext>(b)) {
       m.kind = K::from;
       for (auto* n : c->name()) m.idents.push_back(ident(n));
       return true;
     }
-    if (auto* c = dynamic_cast<P::MatchMemberContext*>(b)) {
+    if (auto* c = as<P::MatchMemberContext>(b)) {
       m.kind = K::match;
       for (auto* r : c->regexExpr()) m.regexes.push_back(regex(r));
       if (c->NUMBER()) m.values.push_back(number_value(c->NUMBER()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::FieldMemberContext*>(b)) {
+    if (auto* c = as<P::FieldMemberContext>(b)) {
       m.kind = K::field;
       for (auto* n : c->name()) m.idents.push_back(ident(n));
       return true;
     }
-    if (auto* c = dynamic_cast<P::WhenMemberContext*>(b)) {
+    if (auto* c = as<P::WhenMemberContext>(b)) {
       m.kind = K::when;
       if (c->cond()) m.cond = cond(c->cond());
       return true;
     }
-    if (auto* c = dynamic_cast<P::LocateMemberContext*>(b)) {
+    if (auto* c = as<P::LocateMemberContext>(b)) {
       m.kind = K::locate;
       for (auto* n : c->name()) m.idents.push_back(ident(n));
       return true;
@@ -278,42 +327,42 @@ class Builder {
   bool report_member(ReflexParser::MemberBodyContext* b, Member& m) const {
     using K = Member::Kind;
     using P = ReflexParser;
-    if (auto* c = dynamic_cast<P::ClassMemberContext*>(b)) {
+    if (auto* c = as<P::ClassMemberContext>(b)) {
       m.kind = K::class_;
       m.idents.push_back(ident(c->name()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::SeverityMemberContext*>(b)) {
+    if (auto* c = as<P::SeverityMemberContext>(b)) {
       m.kind = K::severity;
       m.idents.push_back(ident(c->name()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::NatureMemberContext*>(b)) {
+    if (auto* c = as<P::NatureMemberContext>(b)) {
       m.kind = K::nature;
       m.idents.push_back(ident(c->name()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::DescriptionMemberContext*>(b)) {
+    if (auto* c = as<P::DescriptionMemberContext>(b)) {
       m.kind = K::description;
       m.values.push_back(string_value(c->STRING()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::CheckMemberContext*>(b)) {
+    if (auto* c = as<P::CheckMemberContext>(b)) {
       m.kind = K::check;
       m.values.push_back(string_value(c->STRING()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::ActionMemberContext*>(b)) {
+    if (auto* c = as<P::ActionMemberContext>(b)) {
       m.kind = K::action;
       m.values.push_back(string_value(c->STRING()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::RemediationMemberContext*>(b)) {
+    if (auto* c = as<P::RemediationMemberContext>(b)) {
       m.kind = K::remediation;
       m.idents.push_back(ident(c->name()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::SymptomMemberContext*>(b)) {
+    if (auto* c = as<P::SymptomMemberContext>(b)) {
       m.kind = K::symptom;
       m.idents.push_back(ident(c->name()));
       return true;
@@ -325,32 +374,32 @@ class Builder {
   bool shape_member(ReflexParser::MemberBodyContext* b, Member& m) const {
     using K = Member::Kind;
     using P = ReflexParser;
-    if (auto* c = dynamic_cast<P::AggregateMemberContext*>(b)) {
+    if (auto* c = as<P::AggregateMemberContext>(b)) {
       m.kind = K::aggregate;
       m.values.push_back(number_value(c->NUMBER()));
       m.values.push_back(duration(c->duration()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::DedupMemberContext*>(b)) {
+    if (auto* c = as<P::DedupMemberContext>(b)) {
       m.kind = K::dedup;
       m.values.push_back(duration(c->duration()));
       for (auto* n : c->name()) m.idents.push_back(ident(n));
       return true;
     }
-    if (auto* c = dynamic_cast<P::BaselineMemberContext*>(b)) {
+    if (auto* c = as<P::BaselineMemberContext>(b)) {
       m.kind = K::baseline;
       m.idents.push_back(ident(c->name()));
-      m.baseline_below = c->DIR && c->DIR->getText() == "below";
+      m.baseline_below = c->DIR && text_.of(c->DIR) == "below";
       for (auto* n : c->NUMBER()) m.values.push_back(number_value(n));
       return true;
     }
-    if (auto* c = dynamic_cast<P::ClearedByMemberContext*>(b)) {
+    if (auto* c = as<P::ClearedByMemberContext>(b)) {
       m.kind = K::cleared_by;
       for (auto* n : c->name()) m.idents.push_back(ident(n));
       m.values.push_back(duration(c->duration()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::ExampleMemberContext*>(b)) {
+    if (auto* c = as<P::ExampleMemberContext>(b)) {
       m.kind = K::example;
       m.values.push_back(string_value(c->STRING()));
       if (c->name()) {
@@ -360,7 +409,7 @@ class Builder {
       for (auto* e : c->expectation()) m.expects.push_back({ident(e->name()), value(e->value())});
       return true;
     }
-    if (auto* c = dynamic_cast<P::NearMissMemberContext*>(b)) {
+    if (auto* c = as<P::NearMissMemberContext>(b)) {
       m.kind = K::near_miss;
       m.values.push_back(string_value(c->STRING()));
       if (c->name()) {
@@ -369,39 +418,39 @@ class Builder {
       }
       return true;
     }
-    if (auto* c = dynamic_cast<P::AllowMemberContext*>(b)) {
+    if (auto* c = as<P::AllowMemberContext>(b)) {
       m.kind = K::allow;
       if (c->WARNING_NAME()) {
-        m.idents.push_back(Ident{c->WARNING_NAME()->getText(), node(c->WARNING_NAME())});
+        m.idents.push_back(Ident{text(c->WARNING_NAME()), node(c->WARNING_NAME())});
       } else {
         m.idents.push_back(ident(c->name()));
       }
       return true;
     }
-    if (dynamic_cast<P::SilentMemberContext*>(b)) {
+    if (as<P::SilentMemberContext>(b)) {
       m.kind = K::silent;
       return true;
     }
-    if (auto* c = dynamic_cast<P::QuorumMemberContext*>(b)) {
+    if (auto* c = as<P::QuorumMemberContext>(b)) {
       m.kind = K::quorum;
       for (antlr4::Token* t : c->QV) {
         Value v;
         v.kind = Value::Kind::number;
-        v.text = t->getText();
+        v.text = text_.of(t);
         v.range = tok(t);
         m.values.push_back(std::move(v));
       }
       return true;
     }
-    if (dynamic_cast<P::SuspectMemberContext*>(b)) {
+    if (as<P::SuspectMemberContext>(b)) {
       m.kind = K::suspect;
       return true;
     }
-    if (dynamic_cast<P::BackgroundMemberContext*>(b)) {
+    if (as<P::BackgroundMemberContext>(b)) {
       m.kind = K::background;
       return true;
     }
-    if (auto* c = dynamic_cast<P::OddOneOutMemberContext*>(b)) {
+    if (auto* c = as<P::OddOneOutMemberContext>(b)) {
       m.kind = K::odd_one_out;
       for (auto* n : c->name()) m.idents.push_back(ident(n));
       return true;
@@ -413,14 +462,14 @@ class Builder {
   bool rule_member(ReflexParser::MemberBodyContext* b, Member& m) const {
     using K = Member::Kind;
     using P = ReflexParser;
-    if (auto* c = dynamic_cast<P::CauseMemberContext*>(b)) {
+    if (auto* c = as<P::CauseMemberContext>(b)) {
       m.kind = K::cause;
       m.causes = 0;
       // Names before the `->` token are causes.
       const antlr4::Token* arrow = nullptr;
       for (auto* child : c->children) {
-        auto* term = dynamic_cast<antlr4::tree::TerminalNode*>(child);
-        if (term && term->getText() == "->") arrow = term->getSymbol();
+        auto* term = ReflexContext::terminal(child);
+        if (term && text(term) == "->") arrow = term->getSymbol();
       }
       for (auto* n : c->name()) {
         if (arrow == nullptr || n->getStart()->getTokenIndex() < arrow->getTokenIndex()) ++m.causes;
@@ -428,7 +477,7 @@ class Builder {
       }
       return true;
     }
-    if (auto* c = dynamic_cast<P::WhereMemberContext*>(b)) {
+    if (auto* c = as<P::WhereMemberContext>(b)) {
       m.kind = K::where;
       for (auto* r : c->relation()) {
         auto refs = r->devRef();
@@ -440,22 +489,22 @@ class Builder {
       }
       return true;
     }
-    if (auto* c = dynamic_cast<P::WithinMemberContext*>(b)) {
+    if (auto* c = as<P::WithinMemberContext>(b)) {
       m.kind = K::within;
       for (auto* d : c->duration()) m.values.push_back(duration(d));
       return true;
     }
-    if (auto* c = dynamic_cast<P::SkewMemberContext*>(b)) {
+    if (auto* c = as<P::SkewMemberContext>(b)) {
       m.kind = K::skew;
       m.values.push_back(duration(c->duration()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::WhileCauseLastsMemberContext*>(b)) {
+    if (auto* c = as<P::WhileCauseLastsMemberContext>(b)) {
       m.kind = K::while_cause_lasts;
       if (c->duration()) m.values.push_back(duration(c->duration()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::StrengthMemberContext*>(b)) {
+    if (auto* c = as<P::StrengthMemberContext>(b)) {
       m.kind = K::strength;
       m.values.push_back(number_value(c->NUMBER()));
       return true;
@@ -467,7 +516,7 @@ class Builder {
   bool test_member(ReflexParser::MemberBodyContext* b, Member& m) const {
     using K = Member::Kind;
     using P = ReflexParser;
-    if (auto* c = dynamic_cast<P::TopologyMemberContext*>(b)) {
+    if (auto* c = as<P::TopologyMemberContext>(b)) {
       m.kind = K::topology;
       if (c->TRIPLE_STRING()) {
         m.inline_topology = true;
@@ -477,18 +526,18 @@ class Builder {
       }
       return true;
     }
-    if (auto* c = dynamic_cast<P::LogMemberContext*>(b)) {
+    if (auto* c = as<P::LogMemberContext>(b)) {
       m.kind = K::log;
       for (auto* s : c->STRING()) m.values.push_back(string_value(s));
       m.idents.push_back(ident(c->name()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::BundleMemberContext*>(b)) {
+    if (auto* c = as<P::BundleMemberContext>(b)) {
       m.kind = K::bundle;
       m.values.push_back(string_value(c->STRING()));
       return true;
     }
-    if (auto* c = dynamic_cast<P::ExpectRootMemberContext*>(b)) {
+    if (auto* c = as<P::ExpectRootMemberContext>(b)) {
       m.kind = K::expect_root;
       m.values.push_back(string_value(c->STRING()));
       if (c->name()) m.idents.push_back(ident(c->name()));
@@ -498,11 +547,11 @@ class Builder {
       }
       return true;
     }
-    if (dynamic_cast<P::ExpectNoRootMemberContext*>(b)) {
+    if (as<P::ExpectNoRootMemberContext>(b)) {
       m.kind = K::expect_no_root;
       return true;
     }
-    if (auto* c = dynamic_cast<P::ExpectEventMemberContext*>(b)) {
+    if (auto* c = as<P::ExpectEventMemberContext>(b)) {
       m.kind = K::expect_event;
       m.idents.push_back(ident(c->name()));
       if (c->STRING()) m.values.push_back(string_value(c->STRING()));
@@ -525,19 +574,19 @@ class Builder {
     d.range = tok(c->getStart());
     using K = Decl::Kind;
     using P = ReflexParser;
-    if (auto* v = dynamic_cast<P::VersionDeclContext*>(c)) {
+    if (auto* v = as<P::VersionDeclContext>(c)) {
       d.kind = K::version;
       d.values.push_back(number_value(v->NUMBER()));
-    } else if (auto* k = dynamic_cast<P::KbDeclContext*>(c)) {
+    } else if (auto* k = as<P::KbDeclContext>(c)) {
       d.kind = K::kb;
       // knowledge_base NAME [version V] [requires engine R]: keep positions.
       auto strings = k->STRING();
       d.values.resize(3);
       size_t i = 0;
       for (auto* child : k->children) {
-        auto* term = dynamic_cast<antlr4::tree::TerminalNode*>(child);
+        auto* term = ReflexContext::terminal(child);
         if (!term) continue;
-        std::string t = term->getText();
+        std::string t = text(term);
         if (t == "version")
           i = 1;
         else if (t == "engine")
@@ -546,50 +595,50 @@ class Builder {
           d.values[i] = string_value(term);
       }
       (void)strings;
-    } else if (auto* im = dynamic_cast<P::ImportDeclContext*>(c)) {
+    } else if (auto* im = as<P::ImportDeclContext>(c)) {
       d.kind = K::import;
       d.values.push_back(string_value(im->STRING()));
-    } else if (auto* cl = dynamic_cast<P::ClassDeclContext*>(c)) {
+    } else if (auto* cl = as<P::ClassDeclContext>(c)) {
       d.kind = K::class_;
       auto names = cl->name();
       if (!names.empty()) d.name = ident(names[0]);
       if (names.size() > 1) d.parent = ident(names[1]);
       if (cl->STRING()) d.values.push_back(string_value(cl->STRING()));
-    } else if (auto* na = dynamic_cast<P::NatureDeclContext*>(c)) {
+    } else if (auto* na = as<P::NatureDeclContext>(c)) {
       d.kind = K::nature;
       d.name = ident(na->name());
       if (na->STRING()) d.values.push_back(string_value(na->STRING()));
       d.evicts = na->EVICTS != nullptr;
-    } else if (auto* p = dynamic_cast<P::PatternDeclContext*>(c)) {
+    } else if (auto* p = as<P::PatternDeclContext>(c)) {
       d.kind = K::pattern;
       d.name = ident(p->name());
       d.pattern = regex(p->regexExpr());
-    } else if (auto* g = dynamic_cast<P::GroupDeclContext*>(c)) {
+    } else if (auto* g = as<P::GroupDeclContext>(c)) {
       d.kind = K::group;
       auto names = g->name();
       if (!names.empty()) d.name = ident(names[0]);
       for (size_t i = 1; i < names.size(); ++i) d.group_members.push_back(ident(names[i]));
-    } else if (auto* s = dynamic_cast<P::SignatureDeclContext*>(c)) {
+    } else if (auto* s = as<P::SignatureDeclContext>(c)) {
       d.kind = K::signature;
       d.is_abstract = s->ABSTRACT != nullptr;
       auto names = s->name();
       if (!names.empty()) d.name = ident(names[0]);
       if (names.size() > 1) d.parent = ident(names[1]);
       block(s->block(), d);
-    } else if (auto* l = dynamic_cast<P::LatentDeclContext*>(c)) {
+    } else if (auto* l = as<P::LatentDeclContext>(c)) {
       d.kind = K::latent;
       d.name = ident(l->name());
       block(l->block(), d);
-    } else if (auto* r = dynamic_cast<P::RuleDeclContext*>(c)) {
+    } else if (auto* r = as<P::RuleDeclContext>(c)) {
       d.kind = K::rule;
       d.name = ident(r->name());
       block(r->block(), d);
-    } else if (auto* o = dynamic_cast<P::OverrideDeclContext*>(c)) {
+    } else if (auto* o = as<P::OverrideDeclContext>(c)) {
       d.kind = K::override_;
-      d.override_kind = o->KIND ? o->KIND->getText() : "";
+      d.override_kind = o->KIND ? text_.of(o->KIND) : "";
       d.name = ident(o->name());
       block(o->block(), d);
-    } else if (auto* t = dynamic_cast<P::TestDeclContext*>(c)) {
+    } else if (auto* t = as<P::TestDeclContext>(c)) {
       d.kind = K::test;
       Value title = string_value(t->STRING());
       d.name.text = title.text;
@@ -602,14 +651,17 @@ class Builder {
   }
 
  private:
+  std::string text(antlr4::tree::TerminalNode* n) const { return text_.of(n->getSymbol()); }
+
   const std::string& file_;
+  TokenText text_;
 };
 
 }  // namespace
 
 void build_decls(SourceFile& file, ReflexParser::FileContext* tree,
                  const std::vector<antlr4::Token*>& all, std::vector<size_t> errs) {
-  Builder b(file.path);
+  Builder b(file.path, file.text);
   // Sorted, each declaration's range is one binary search (a bad-character
   // run makes thousands of error tokens; scanning them all for each of
   // hundreds of declarations was quadratic). The syntax errors are few (the

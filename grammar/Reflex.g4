@@ -3,6 +3,13 @@
 // check, so a misplaced statement gets a precise message instead of a parse error.
 grammar Reflex;
 
+// Every context derives from rfxgen::ReflexContext, whose child accessors do
+// not dynamic_cast (grammar/include/reflex_grammar/context.h).
+options { contextSuperClass = ReflexContext; }
+@parser::header {
+#include "reflex_grammar/context.h"
+}
+
 file
   : topDecl* EOF
   ;
