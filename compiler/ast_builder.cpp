@@ -16,6 +16,7 @@ TokenText::TokenText(const std::string& text) : text_(text) {
   for (size_t i = bom_; i < text.size(); ++i) {
     if (static_cast<unsigned char>(text[i]) < 0x80) continue;
     // Not all ASCII: the byte offset of each code point.
+    offsets_.reserve(text.size() - bom_ + 1);
     for (size_t b = bom_; b < text.size(); ++b)
       if ((static_cast<unsigned char>(text[b]) & 0xC0) != 0x80) offsets_.push_back(b);
     offsets_.push_back(text.size());

@@ -204,6 +204,7 @@ bool DiagEngine::source_line(const std::string& file, int line, std::string* out
   Source& src = it->second;
   const std::string& text = src.text;
   if (src.starts.empty()) {  // a line after each '\n', and one at the start
+    src.starts.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
     src.starts.push_back(0);
     for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1))
       src.starts.push_back(at + 1);

@@ -345,6 +345,7 @@ std::vector<size_t> expected_types(antlr4::Parser* parser) {
     ctx = static_cast<const antlr4::RuleContext*>(ctx->parent);
   }
   std::vector<size_t> types;
+  types.reserve(static_cast<size_t>(std::count(in.begin(), in.end(), 1)));
   for (size_t t = 0; t < in.size(); ++t)
     if (in[t]) types.push_back(t);
   return types;
@@ -384,6 +385,7 @@ std::string CollectingListener::humanize(antlr4::Recognizer* recognizer, antlr4:
     const antlr4::misc::IntervalSet& name_tokens =
         atn.nextTokens(atn.ruleToStartState[ReflexParser::RuleName]);
     bool name_expected = has(ReflexParser::ID);
+    shown.reserve(types.size());
     for (size_t t : types)
       if (!(name_expected && t != ReflexParser::ID && name_tokens.contains(t))) shown.push_back(t);
   }
