@@ -81,7 +81,8 @@ FUZZ_FAST = topology line_parser envelope artifact rfx_sema codec
 # are 5,500 of its 17,700 edges, checks rather than code. UBSan still sees
 # every corpus input: `make sanitize` (ASan+UBSan) replays all the corpora,
 # and CI's clang smoke build fuzzes with both. FUZZ_SANITIZERS=address,undefined
-# builds these with both.
+# builds these with both. Every fuzz build leaves the standard library's and
+# nlohmann's templates out of coverage (tests/fuzz/coverage_ignorelist.txt).
 FUZZ_BUILD ?= build-fuzz-fast
 FUZZ_SANITIZERS ?= address
 fuzz-configure: setup
