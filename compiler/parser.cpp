@@ -221,7 +221,7 @@ bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& optio
     // so syntax errors and their wording are those of a single LL parse.
     // A lexer error token is in no parser rule, so with one the first stage
     // would fail: it is skipped.
-    ReflexParser parser(&tokens);
+    LeafArenaParser parser(&tokens);
     parser.removeErrorListeners();
     auto* sim = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
     ReflexParser::FileContext* tree = nullptr;

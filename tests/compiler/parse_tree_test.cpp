@@ -2,14 +2,19 @@
 // contexts' child accessors and type tests (grammar/include/reflex_grammar/
 // context.h) against dynamic_cast, and the token text read from the source
 // (TokenText, front_end.h) against getText, over every node of the shipped
-// KB and of inputs with non-ASCII text, a byte-order mark and syntax errors.
+// KB and of inputs with non-ASCII text, a byte-order mark and syntax errors;
+// the front end's parser (LeafArenaParser, front_end.h) against the
+// generated one, and the lexer's dropped tokens.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "front_end.h"
@@ -114,6 +119,94 @@ TEST(ParseTree, TokenTextIsGetText) {
   EXPECT_GT(tokens, 10000u);
   EXPECT_GT(non_ascii, 3u);
   EXPECT_GT(made_up, 1u);
+}
+
+// A tree in preorder, one line a node: what it is, and its tokens.
+std::string dump(ParseTree* n) {
+  std::string out;
+  std::function<void(ParseTree*)> walk = [&](ParseTree* p) {
+    if (auto* e = dynamic_cast<antlr4::tree::ErrorNode*>(p)) {
+      out += "error " + std::to_string(e->getSymbol()->getTokenIndex()) + " " + e->getText();
+    } else if (auto* t = dynamic_cast<TerminalNode*>(p)) {
+      out += "token " + std::to_string(t->getSymbol()->getTokenIndex()) + " " + t->getText();
+    } else {
+      auto* c = dynamic_cast<ParserRuleContext*>(p);
+      out += "rule " + std::to_string(c->getRuleIndex()) + " " + typeid(*c).name() + " " +
+             std::to_string(c->getStart()->getTokenIndex()) + ".." +
+             (c->getStop() ? std::to_string(c->getStop()->getTokenIndex()) : "-");
+    }
+    out += " parent " + std::to_string(reinterpret_cast<uintptr_t>(p->parent) != 0) + "\n";
+    for (auto* c : p->children) walk(c);
+  };
+  walk(n);
+  return out;
+}
+
+// Inputs whose recovery skips many tokens, makes some up and nests errors.
+std::vector<std::string> broken_inputs() {
+  std::vector<std::string> out = inputs();
+  out.push_back(
+      "signature s { match /a/ \\\\]]]] when x == == 3 class }\n"
+      "rule r { cause a, -> b within within 5s on same }\n");
+  out.push_back("class c < < d \"x\"\nsignature { { { } } }\nlatent l { ) ( }\n");
+  std::string junk;
+  for (int i = 0; i < 50; ++i) junk += "signature s" + std::to_string(i) + " { match ] when ) }\n";
+  out.push_back(junk);
+  out.push_back("test \"t\" { given e on n at 1s\n expect root ::: \n}\ngroup g = , ,\n");
+  return out;
+}
+
+TEST(ParseTree, LeafArenaParserBuildsTheGeneratedParsersTree) {
+  size_t errors = 0, leaves = 0;
+  for (const std::string& text : broken_inputs()) {
+    antlr4::ANTLRInputStream in1(text), in2(text);
+    ReflexLexer lex1(&in1), lex2(&in2);
+    lex1.removeErrorListeners();
+    lex2.removeErrorListeners();
+    antlr4::CommonTokenStream toks1(&lex1), toks2(&lex2);
+    ReflexParser plain(&toks1);
+    plain.removeErrorListeners();
+    plain.setErrorHandler(std::make_shared<WordingErrorStrategy>());
+    const std::string want = dump(plain.file());
+
+    // As parse_file does: a first stage that bails out, then a reset.
+    LeafArenaParser arena(&toks2);
+    arena.removeErrorListeners();
+    arena.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+    try {
+      arena.file();
+    } catch (const antlr4::ParseCancellationException&) {
+    }
+    arena.reset();
+    arena.setErrorHandler(std::make_shared<WordingErrorStrategy>());
+    const std::string got = dump(arena.file());
+    ASSERT_EQ(got, want) << text;
+    for (size_t at = 0; (at = got.find("\nerror ", at)) != std::string::npos; ++at) ++errors;
+    for (size_t at = 0; (at = got.find("\ntoken ", at)) != std::string::npos; ++at) ++leaves;
+  }
+  EXPECT_GT(errors, 100u);
+  EXPECT_GT(leaves, 10000u);
+}
+
+// Comments and white space are dropped by the lexer without a token; the
+// tokens around them keep their places.
+TEST(ParseTree, CommentsAndWhiteSpaceMakeNoToken) {
+  antlr4::ANTLRInputStream input("# c\n  foo // d\n\t\fbar #\n\n");
+  ReflexLexer lexer(&input);
+  std::vector<std::string> got;
+  for (const auto& t : lexer.getAllTokens())
+    got.push_back(t->getText() + "@" + std::to_string(t->getLine()) + ":" +
+                  std::to_string(t->getCharPositionInLine()) + "#" + std::to_string(t->getType()));
+  const std::string id = std::to_string(ReflexLexer::ID);
+  EXPECT_EQ(got, (std::vector<std::string>{"foo@2:2#" + id, "bar@3:2#" + id}));
+  for (const std::string& text : inputs()) {
+    antlr4::ANTLRInputStream in(text);
+    ReflexLexer lex(&in);
+    for (const auto& t : lex.getAllTokens()) {
+      ASSERT_NE(t->getType(), ReflexLexer::WS);
+      ASSERT_NE(t->getType(), ReflexLexer::LINE_COMMENT);
+    }
+  }
 }
 
 }  // namespace
