@@ -41,19 +41,25 @@ KnowledgeBase bench_kb() {
     s.when = c;
     kb.signatures.push_back(s);
   }
-  add("sxid", R"(nvidia-nvswitch(\d+): SXid \(PCI:([0-9a-fA-F:.]+)\): (\d+), (Fatal|Non-fatal|Severity \d+|Data))",
+  add("sxid",
+      R"(nvidia-nvswitch(\d+): SXid \(PCI:([0-9a-fA-F:.]+)\): (\d+), (Fatal|Non-fatal|Severity \d+|Data))",
       DeviceKind::nvswitch, kTransportKernel);
-  add("aer_recv", R"(AER: (Multiple )?(Corrected|Correctable|Uncorrected|Uncorrectable) ?(\([^)]*\))? error(?: message)? received:? (?:from )?(\S+))",
+  add("aer_recv",
+      R"(AER: (Multiple )?(Corrected|Correctable|Uncorrected|Uncorrectable) ?(\([^)]*\))? error(?: message)? received:? (?:from )?(\S+))",
       DeviceKind::pcie_port, kTransportKernel);
   add("dpc", R"(DPC: containment event, status:(0x[0-9a-f]+) source:(0x[0-9a-f]+))",
       DeviceKind::pcie_port, kTransportKernel);
-  add("mlx5_pme", R"(mlx5_core (\S+): Port module event(\[error\])?: module (\d+), ([^,]+)(?:, (.*))?)",
+  add("mlx5_pme",
+      R"(mlx5_core (\S+): Port module event(\[error\])?: module (\d+), ([^,]+)(?:, (.*))?)",
       DeviceKind::nic, kTransportKernel);
-  add("nccl_wc", R"(NET/IB(?:/GIN)? ?: Got completion from peer (\S+) with status=(\d+) opcode=(\d+) len=(\d+) vendor err (\d+) \((Send|Recv)\))",
+  add("nccl_wc",
+      R"(NET/IB(?:/GIN)? ?: Got completion from peer (\S+) with status=(\d+) opcode=(\d+) len=(\d+) vendor err (\d+) \((Send|Recv)\))",
       DeviceKind::rank, kTransportApp);
-  add("torch_wd", R"(\[Rank (\d+)\] Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+).*Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds)",
+  add("torch_wd",
+      R"(\[Rank (\d+)\] Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(\d+), OpType=(\w+).*Timeout\(ms\)=(\d+)\) ran for (\d+) milliseconds)",
       DeviceKind::rank, kTransportApp);
-  add("nfs", R"(nfs: server (\S+) not responding, still trying)", DeviceKind::host, kTransportKernel);
+  add("nfs", R"(nfs: server (\S+) not responding, still trying)", DeviceKind::host,
+      kTransportKernel);
   add("hung", R"(INFO: task (\S+):(\d+) blocked for more than (\d+) seconds)", DeviceKind::host,
       kTransportKernel);
   return kb;
@@ -91,7 +97,8 @@ void run(benchmark::State& state, const std::string& line, bool confirm) {
 }
 
 void BM_ScanBenign(benchmark::State& s) {
-  run(s, "sshd[70083]: Accepted publickey for ubuntu from 10.0.0.5 port 51234 ssh2: RSA SHA256:3q2+7w",
+  run(s,
+      "sshd[70083]: Accepted publickey for ubuntu from 10.0.0.5 port 51234 ssh2: RSA SHA256:3q2+7w",
       true);
 }
 void BM_ScanNcclInfo(benchmark::State& s) {

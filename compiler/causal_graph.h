@@ -12,8 +12,9 @@
 namespace reflex::compiler {
 
 struct CausalGraph {
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS,
-                                      boost::no_property, boost::property<boost::edge_index_t, size_t>>;
+  using Graph =
+      boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property,
+                            boost::property<boost::edge_index_t, size_t>>;
   struct Node {
     std::string name;
     bool latent = false;

@@ -91,7 +91,8 @@ struct Loader {
           io_message = "cannot read directory '" + arg + "': " + ec.message();
           return false;
         }
-        if (it->path().extension() == ".rfx" && it->is_regular_file(ec)) found.push_back(it->path());
+        if (it->path().extension() == ".rfx" && it->is_regular_file(ec))
+          found.push_back(it->path());
       }
       if (found.empty()) {
         io_message = "no .rfx files in directory '" + arg + "'";
@@ -141,9 +142,9 @@ void compile_loaded(Loader& loader, const CompileOptions& options, CompileResult
       fs::path display = (fs::path(from_path).parent_path() / v.text).lexically_normal();
       std::error_code ec;
       if (v.text.empty() || !fs::is_regular_file(target, ec)) {
-        diags.report(DiagId::import_not_found, v.range,
-                     "cannot import '" + v.text + "': no such file (looked for '" +
-                         display.string() + "')");
+        diags.report(
+            DiagId::import_not_found, v.range,
+            "cannot import '" + v.text + "': no such file (looked for '" + display.string() + "')");
         continue;
       }
       std::string canon = Loader::canonical(target);

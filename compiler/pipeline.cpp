@@ -73,10 +73,10 @@ void pass_graph(Sema& s) {
       const auto& first = cg.nodes[roots[0]];
       std::string evidence;
       for (size_t o : obs) evidence += (evidence.empty() ? "" : ", ") + cg.nodes[o].name;
-      auto& d = s.diags.report(DiagId::indistinguishable_roots, range_of(n.loc, n.name),
-                               "root '" + n.name + "' cannot be told apart from '" + first.name +
-                                   "'",
-                               allows_for(s, n.name));
+      auto& d =
+          s.diags.report(DiagId::indistinguishable_roots, range_of(n.loc, n.name),
+                         "root '" + n.name + "' cannot be told apart from '" + first.name + "'",
+                         allows_for(s, n.name));
       DiagEngine::note(d, range_of(first.loc, first.name),
                        "'" + first.name + "' explains exactly the same events: " + evidence);
     }
@@ -106,8 +106,8 @@ void pass_usage(Sema& s, const std::map<const Decl*, std::string>& import_target
   }
   for (const auto& [name, d] : s.patterns) {
     if (s.used_patterns.count(name) || d->broken) continue;
-    s.diags.report(DiagId::unused_pattern, d->name.range,
-                   "pattern '" + name + "' is never used", s.allows_of(d));
+    s.diags.report(DiagId::unused_pattern, d->name.range, "pattern '" + name + "' is never used",
+                   s.allows_of(d));
   }
 }
 

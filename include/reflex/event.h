@@ -24,20 +24,20 @@ struct EventTime {
 };
 
 struct Event {
-  std::string name;         // signature (or latent) name
-  std::string device;       // interfaces.md §2 id, e.g. "node-0017/gpu3"; placeholder ids allowed
+  std::string name;    // signature (or latent) name
+  std::string device;  // interfaces.md §2 id, e.g. "node-0017/gpu3"; placeholder ids allowed
   DeviceKind kind = DeviceKind::host;
-  std::string host;         // "" for cluster-level devices
+  std::string host;  // "" for cluster-level devices
   EventTime time;
   std::vector<std::pair<std::string, std::string>> fields;    // normalised values
   std::vector<std::pair<std::string, std::string>> bindings;  // extra devices: name -> device id
-  std::string evidence;     // "hosts/node-0017/kern.log:812"
-  std::string line;         // raw line (multi-line messages joined with "\n")
+  std::string evidence;                                       // "hosts/node-0017/kern.log:812"
+  std::string line;  // raw line (multi-line messages joined with "\n")
   Transport transport = kTransportApp;
-  uint64_t count = 1;       // storms: how many lines folded into this event
+  uint64_t count = 1;  // storms: how many lines folded into this event
   std::optional<TimeUs> first, last;
   bool placeholder_device = false;  // device not in topology; see notes
-  uint64_t seq = 0;         // ingest order, for stable sorting
+  uint64_t seq = 0;                 // ingest order, for stable sorting
 
   const std::string* field(const std::string& k) const {
     for (auto& [n, v] : fields)

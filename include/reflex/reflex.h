@@ -52,8 +52,8 @@ typedef enum reflex_status {
 typedef struct reflex_engine reflex_engine;
 
 typedef struct reflex_options {
-  double settle_s;     /* late-evidence window after a symptom; <= 0: default (60) */
-  double clock_skew_s; /* tolerance between different clocks; < 0: default (2) */
+  double settle_s;      /* late-evidence window after a symptom; <= 0: default (60) */
+  double clock_skew_s;  /* tolerance between different clocks; < 0: default (2) */
   int strict_transport; /* nonzero: syslog text tagged "kernel:" is not a kernel line */
 } reflex_options;
 

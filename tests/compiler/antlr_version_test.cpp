@@ -21,7 +21,8 @@ TEST(Antlr, ToolAndRuntimeVersions) {
 
 TEST(Antlr, GeneratedParserRunsOnThisRuntime) {
   CompileResult r = testing::check_text(
-      "reflex 1\nclass a \"A\"\nsignature s { on gpu match /^x (?P<n>\\d+)/ field n: int class a }\n");
+      "reflex 1\nclass a \"A\"\nsignature s { on gpu match /^x (?P<n>\\d+)/ field n: int class a "
+      "}\n");
   EXPECT_EQ(r.errors(), 0) << testing::dump(r);
   ASSERT_TRUE(r.kb);
   ASSERT_EQ(r.kb->signatures.size(), 1u);

@@ -89,8 +89,8 @@ TEST_F(BadInput, HundredThousandNestedBrackets) {
 }
 
 TEST_F(BadInput, DeepRegexNesting) {
-  std::string text = "reflex 1\npattern p = /" + std::string(50000, '(') + "a" +
-                     std::string(50000, ')') + "/\n";
+  std::string text =
+      "reflex 1\npattern p = /" + std::string(50000, '(') + "a" + std::string(50000, ')') + "/\n";
   CompileResult r = check(write("deep_regex.rfx", text));
   EXPECT_TRUE(has_code(r, "E004")) << dump(r);
 }
@@ -104,8 +104,8 @@ TEST_F(BadInput, LongNotChain) {
 }
 
 TEST_F(BadInput, UnterminatedStringAndRegex) {
-  CompileResult r = check(write("unterminated.rfx",
-                                "reflex 1\nclass a \"never closed\npattern p = /never closed\n"));
+  CompileResult r = check(
+      write("unterminated.rfx", "reflex 1\nclass a \"never closed\npattern p = /never closed\n"));
   EXPECT_TRUE(has_code(r, "E006")) << dump(r);
   EXPECT_TRUE(has_code(r, "E007")) << dump(r);
 }
@@ -155,7 +155,6 @@ TEST_F(BadInput, ErrorsInEveryFileAreReported) {
   std::string text = dump(r);
   EXPECT_NE(text.find("2 errors generated in 2 files."), std::string::npos) << text;
 }
-
 
 TEST_F(BadInput, LongAndChainIsNotRecursion) {
   std::string text = "reflex 1\nsignature s { on gpu match /^(?P<x>\\d)/ field x: int when x == 1";

@@ -38,8 +38,8 @@ TEST(Catalog, EveryCodeHasAGoldenFile) {
     all += ss.str();
   }
   for (const auto& d : diagnostic_catalog()) {
-    std::string tag = std::string(d.severity == DiagSeverity::error ? "error[" : "warning[") +
-                      d.code + "]";
+    std::string tag =
+        std::string(d.severity == DiagSeverity::error ? "error[" : "warning[") + d.code + "]";
     EXPECT_NE(all.find(tag), std::string::npos) << "no golden file shows " << tag;
   }
 }

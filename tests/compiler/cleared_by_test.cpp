@@ -35,7 +35,9 @@ signature nfs_ok { on host from kernel match /nfs: server \S+ OK/ }
 latent cable_cut { on nic class nic }
 )";
 
-std::string with(const std::string& stmt) { return std::string(kLink) + "  " + stmt + kRest; }
+std::string with(const std::string& stmt) {
+  return std::string(kLink) + "  " + stmt + kRest;
+}
 
 const Signature* sig(const KnowledgeBase& kb, const std::string& name) {
   for (const Signature& s : kb.signatures)

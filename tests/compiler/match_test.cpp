@@ -12,8 +12,7 @@ Signature xid_signature() {
   s.kind = DeviceKind::gpu;
   s.sources = kTransportKernel;
   // Pattern from reference/domain.md §2.1 (gpud), with named groups.
-  s.patterns = {
-      R"(NVRM: Xid \((?:PCI:)?(?P<bdf>[0-9a-fA-F:.]+)\): (?P<xid>\d+),)"};
+  s.patterns = {R"(NVRM: Xid \((?:PCI:)?(?P<bdf>[0-9a-fA-F:.]+)\): (?P<xid>\d+),)"};
   s.fields = {{"bdf", FieldType::bdf}, {"xid", FieldType::int_}};
   Condition c;
   c.op = Condition::Op::in;
@@ -31,7 +30,9 @@ struct MatchCase {
   const char* bdf;  // expected normalised bdf when matching
 };
 
-std::ostream& operator<<(std::ostream& os, const MatchCase& c) { return os << c.name; }
+std::ostream& operator<<(std::ostream& os, const MatchCase& c) {
+  return os << c.name;
+}
 
 class XidMatch : public ::testing::TestWithParam<MatchCase> {};
 
@@ -75,7 +76,8 @@ TEST(Match, WhyExplainsTheCondition) {
   auto cs = CompiledSignature::compile(xid_signature(), nullptr);
   ASSERT_TRUE(cs);
   std::string why;
-  EXPECT_FALSE(match_text(*cs, "NVRM: Xid (PCI:0000:06:00): 13, x", kTransportKernel, nullptr, &why));
+  EXPECT_FALSE(
+      match_text(*cs, "NVRM: Xid (PCI:0000:06:00): 13, x", kTransportKernel, nullptr, &why));
   EXPECT_NE(why.find("xid in {79, 48}"), std::string::npos) << why;
 }
 

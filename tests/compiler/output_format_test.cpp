@@ -39,7 +39,8 @@ TEST(OutputFormat, JsonParsesWithKeys) {
   ASSERT_EQ(j["files"].size(), 1u);
   bool saw = false;
   for (const auto& d : j["diagnostics"]) {
-    for (const char* k : {"severity", "code", "title", "message", "file", "line", "column", "notes"})
+    for (const char* k :
+         {"severity", "code", "title", "message", "file", "line", "column", "notes"})
       EXPECT_TRUE(d.contains(k)) << k;
     if (d["code"] == "E012") {
       saw = true;

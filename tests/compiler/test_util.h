@@ -25,6 +25,8 @@ inline bool has_code(const CompileResult& r, const std::string& code) {
   return false;
 }
 
-inline std::string dump(const CompileResult& r) { return render_diagnostics(r, DiagFormat::text); }
+inline std::string dump(const CompileResult& r) {
+  return render_diagnostics(r, DiagFormat::text);
+}
 
 }  // namespace reflex::testing

@@ -75,9 +75,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (mode == 1) {
       engine.feed_envelope(line);
     } else {
-      engine.feed_line(kHosts[line_no % 5], line_no % 2 ? reflex::kTransportKernel
-                                                       : reflex::kTransportApp,
-                       line, "fuzz.log", line_no);
+      engine.feed_line(kHosts[line_no % 5],
+                       line_no % 2 ? reflex::kTransportKernel : reflex::kTransportApp, line,
+                       "fuzz.log", line_no);
     }
   }
   auto diagnoses = engine.diagnose_all();

@@ -23,8 +23,7 @@ inline Condition leaf(Condition::Op op, std::string field, std::vector<std::stri
   return c;
 }
 
-inline Signature xid_sig(const std::string& name, const std::string& code,
-                         const std::string& cls) {
+inline Signature xid_sig(const std::string& name, const std::string& code, const std::string& cls) {
   Signature s;
   s.name = name;
   s.kind = DeviceKind::gpu;
@@ -74,7 +73,8 @@ inline KnowledgeBase test_kb() {
     s.name = "pcie_aer_corrected_storm";
     s.kind = DeviceKind::pcie_port;
     s.sources = kTransportKernel;
-    s.patterns = {R"(pcieport (?P<port>[0-9a-fA-F:.]+): AER: Corrected error received: (?P<src>\S+))"};
+    s.patterns = {
+        R"(pcieport (?P<port>[0-9a-fA-F:.]+): AER: Corrected error received: (?P<src>\S+))"};
     s.fields = {{"port", FieldType::bdf}, {"src", FieldType::string}};
     s.locators = {{DeviceKind::pcie_port, "port", ""}};
     s.aggregate.count_at_least = 5;
@@ -101,7 +101,8 @@ inline KnowledgeBase test_kb() {
     s.name = "iteration_slowdown";
     s.kind = DeviceKind::job;
     s.sources = kTransportApp;
-    s.patterns = {R"(iteration (?P<iter>\d+)/\s*\d+ \| elapsed time per iteration \(ms\): (?P<ms>[0-9.]+))"};
+    s.patterns = {
+        R"(iteration (?P<iter>\d+)/\s*\d+ \| elapsed time per iteration \(ms\): (?P<ms>[0-9.]+))"};
     s.fields = {{"iter", FieldType::int_}, {"ms", FieldType::float_}};
     s.baseline.field = "ms";
     s.baseline.factor = 1.2;

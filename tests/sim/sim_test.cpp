@@ -2,6 +2,7 @@
 // fault-class coverage of a 200-incident suite.
 #include <gtest/gtest.h>
 
+#include <zlib.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -9,7 +10,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <zlib.h>
 
 #include "sim/rng.h"
 #include "sim/sim.h"
@@ -22,7 +22,8 @@ using reflex::sim::SimOptions;
 namespace {
 
 fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("reflex-sim-test-" + std::to_string(::getpid()) + "-" + name);
+  fs::path p =
+      fs::temp_directory_path() / ("reflex-sim-test-" + std::to_string(::getpid()) + "-" + name);
   fs::remove_all(p);
   return p;
 }
@@ -60,7 +61,8 @@ std::set<std::string> topology_ids(const json& t) {
     ids.insert(hn);
     for (const auto& g : h["gpus"]) ids.insert(hn + "/gpu" + std::to_string(g["index"].get<int>()));
     for (const auto& n : h["nics"]) ids.insert(hn + "/" + n["name"].get<std::string>());
-    for (const auto& s : h["pcie_switches"]) ids.insert(hn + "/pcie/" + s["bdf"].get<std::string>());
+    for (const auto& s : h["pcie_switches"])
+      ids.insert(hn + "/pcie/" + s["bdf"].get<std::string>());
     for (const auto& s : h["nvswitches"]) ids.insert(hn + "/" + s["id"].get<std::string>());
   }
   for (const auto& f : t["fabric"]) ids.insert("fabric/" + f["name"].get<std::string>());
@@ -70,7 +72,8 @@ std::set<std::string> topology_ids(const json& t) {
     ids.insert("job/" + jid);
     const json& r = j["ranks"];
     if (r.is_array()) {
-      for (const auto& x : r) ids.insert("job/" + jid + "/rank" + std::to_string(x["rank"].get<int>()));
+      for (const auto& x : r)
+        ids.insert("job/" + jid + "/rank" + std::to_string(x["rank"].get<int>()));
     } else {
       int n = static_cast<int>(r["hosts"].size()) * r["gpus_per_host"].get<int>();
       for (int k = 0; k < n; ++k) ids.insert("job/" + jid + "/rank" + std::to_string(k));
@@ -88,7 +91,8 @@ json check_bundle(const fs::path& b) {
   EXPECT_FALSE(truth.is_discarded()) << "truth.json does not parse";
   if (topo.is_discarded() || truth.is_discarded()) return json();
   std::set<std::string> hosts;
-  for (const auto& h : topo["hosts"]) EXPECT_TRUE(hosts.insert(h["name"].get<std::string>()).second) << "duplicate host";
+  for (const auto& h : topo["hosts"])
+    EXPECT_TRUE(hosts.insert(h["name"].get<std::string>()).second) << "duplicate host";
   // Every GPU names a switch that exists, and NICs it lists exist.
   for (const auto& h : topo["hosts"]) {
     std::set<std::string> sws, nics;
@@ -232,14 +236,17 @@ TEST(SimStructure, PairingAndCompactRanks) {
   json topo = json::parse(slurp(d / "incident-0001" / "topology.json"));
   EXPECT_EQ(topo["hosts"].size(), 300u);
   const json& h = topo["hosts"][0];
-  EXPECT_EQ(h["pcie_switches"].size(), 4u);           // 2 GPUs + 2 NICs per switch
-  EXPECT_EQ(h["gpus"][0]["nics"].size(), 2u);        // own NIC first, then the sibling
+  EXPECT_EQ(h["pcie_switches"].size(), 4u);    // 2 GPUs + 2 NICs per switch
+  EXPECT_EQ(h["gpus"][0]["nics"].size(), 2u);  // own NIC first, then the sibling
   EXPECT_EQ(h["gpus"][0]["nics"][0], "mlx5_0");
   EXPECT_TRUE(topo["jobs"][0]["ranks"].is_object());  // compact form at >= 256 hosts
   // Rail-optimized: NIC i of hosts 1 and 2 (same 32-host unit) share a leaf; host 33 does not.
-  EXPECT_EQ(topo["hosts"][0]["nics"][3]["fabric_switch"], topo["hosts"][1]["nics"][3]["fabric_switch"]);
-  EXPECT_NE(topo["hosts"][0]["nics"][3]["fabric_switch"], topo["hosts"][32]["nics"][3]["fabric_switch"]);
-  EXPECT_NE(topo["hosts"][0]["nics"][3]["fabric_switch"], topo["hosts"][0]["nics"][4]["fabric_switch"]);
+  EXPECT_EQ(topo["hosts"][0]["nics"][3]["fabric_switch"],
+            topo["hosts"][1]["nics"][3]["fabric_switch"]);
+  EXPECT_NE(topo["hosts"][0]["nics"][3]["fabric_switch"],
+            topo["hosts"][32]["nics"][3]["fabric_switch"]);
+  EXPECT_NE(topo["hosts"][0]["nics"][3]["fabric_switch"],
+            topo["hosts"][0]["nics"][4]["fabric_switch"]);
   for (int i = 1; i <= 3; ++i) {
     char n[32];
     std::snprintf(n, sizeof n, "incident-%04d", i);
@@ -257,10 +264,12 @@ TEST(SimCoverage, SuiteOf200CoversEveryScenarioAndFaultClass) {
   ASSERT_EQ(plan.size(), 200u) << err;
   std::set<std::string> seen(plan.begin(), plan.end());
   for (const auto& s : reflex::sim::scenarios()) EXPECT_TRUE(seen.count(s.name)) << s.name;
-  // The 13 standard classes of interfaces.md §6, each labelled by at least one scenario in the plan.
-  const std::set<std::string> classes = {"gpu_hw", "gpu_memory", "gpu_fallen_off_bus", "nvlink",
-                                         "nvswitch", "pcie", "nic", "ib_fabric", "nccl_software",
-                                         "host_kernel", "thermal_power", "user_code", "storage"};
+  // The 13 standard classes of interfaces.md §6, each labelled by at least one scenario in the
+  // plan.
+  const std::set<std::string> classes = {
+      "gpu_hw", "gpu_memory", "gpu_fallen_off_bus", "nvlink",      "nvswitch",      "pcie",
+      "nic",    "ib_fabric",  "nccl_software",      "host_kernel", "thermal_power", "user_code",
+      "storage"};
   std::set<std::string> covered;
   for (const auto& name : plan)
     for (const auto& s : reflex::sim::scenarios())

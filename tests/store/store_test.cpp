@@ -126,7 +126,12 @@ TEST_F(SqliteTest, RoundTripAndReplayInOrder) {
   EXPECT_EQ(s->count_events(&err), 10);
   EXPECT_EQ(s->committed(), 10u);
   std::vector<Event> back;
-  ASSERT_TRUE(s->replay([&](Event&& e) { back.push_back(std::move(e)); return true; }, &err));
+  ASSERT_TRUE(s->replay(
+      [&](Event&& e) {
+        back.push_back(std::move(e));
+        return true;
+      },
+      &err));
   ASSERT_EQ(back.size(), 10u);
   for (size_t i = 0; i < back.size(); ++i) EXPECT_EQ(back[i].seq, i);  // ingest order
   EXPECT_FALSE(back[4].time.wall.has_value());
@@ -138,8 +143,13 @@ TEST_F(SqliteTest, RoundTripAndReplayInOrder) {
                                 {"xid", "79"}, {"bdf", "0000:18:00.0"}}));
   EXPECT_EQ(back[0].transport, kTransportKernel);
   std::vector<TimeUs> ts;
-  ASSERT_TRUE(s->replay_range(2 * kSec, 5 * kSec,
-                              [&](Event&& e) { ts.push_back(*e.time.wall); return true; }, &err));
+  ASSERT_TRUE(s->replay_range(
+      2 * kSec, 5 * kSec,
+      [&](Event&& e) {
+        ts.push_back(*e.time.wall);
+        return true;
+      },
+      &err));
   EXPECT_EQ(ts, (std::vector<TimeUs>{2 * kSec, 3 * kSec, 4 * kSec, 5 * kSec}));
   auto diags = s->latest_diagnoses(&err);
   ASSERT_EQ(diags.size(), 1u);
@@ -217,7 +227,12 @@ TEST_F(SqliteTest, KillDashNineLosesNoCommittedEvent) {
   // Replay reads every committed event back in order.
   uint64_t expect = 0;
   bool ordered = true;
-  ASSERT_TRUE(s->replay([&](Event&& e) { ordered &= e.seq == expect++; return true; }, &err));
+  ASSERT_TRUE(s->replay(
+      [&](Event&& e) {
+        ordered &= e.seq == expect++;
+        return true;
+      },
+      &err));
   EXPECT_TRUE(ordered);
   EXPECT_EQ(static_cast<int64_t>(expect), n);
 }

@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   reflex::sim::SimOptions o;
   std::string scen, pairing = "1:1", mix = "stratified";
   bool list = false, quiet = false, hard = false;
-  CLI::App app{"reflex-sim: synthetic GPU-cluster incident bundles with ground truth", "reflex-sim"};
+  CLI::App app{"reflex-sim: synthetic GPU-cluster incident bundles with ground truth",
+               "reflex-sim"};
   app.add_option("--seed", o.seed, "PRNG seed (same seed, same bytes)");
   app.add_option("--count", o.count, "number of incident bundles")->check(CLI::PositiveNumber);
   app.add_option("--hosts", o.hosts, "hosts in the cluster (2..100000)");
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
                "hard mode: base rates, prior faults, common mode, odd one out, two-wave host "
                "loss, snippets; each incident on its own cluster of up to --hosts (default 64) "
                "hosts");
-  app.add_flag("--list-scenarios", list, "print the scenarios (with --hard: the hard ones) and exit");
+  app.add_flag("--list-scenarios", list,
+               "print the scenarios (with --hard: the hard ones) and exit");
   app.add_flag("-q,--quiet", quiet, "no progress on stderr");
   app.set_version_flag("--version", "reflex-sim " REFLEX_VERSION);
   try {
@@ -46,11 +48,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (list) {
-    std::printf("%-24s %-20s %-10s %6s  %-18s %s\n", "scenario", "fault_class", "device", "share", "source", "summary");
+    std::printf("%-24s %-20s %-10s %6s  %-18s %s\n", "scenario", "fault_class", "device", "share",
+                "source", "summary");
     for (const auto& s : hard ? reflex::sim::hard_scenarios() : reflex::sim::scenarios())
       std::printf("%-24s %-20s %-10s %5.1f%%  %-18s %s\n", s.name.c_str(),
-                  s.fault_class.empty() ? (s.device_kind == "mixed" ? "(varies)" : "(not localizable)")
-                                        : s.fault_class.c_str(),
+                  s.fault_class.empty()
+                      ? (s.device_kind == "mixed" ? "(varies)" : "(not localizable)")
+                      : s.fault_class.c_str(),
                   s.device_kind.c_str(), s.weight, s.source.c_str(), s.summary.c_str());
     return 0;
   }

@@ -17,21 +17,21 @@ namespace reflex {
 
 // Every limit of the front end in one place, so hostile input is bounded.
 struct CompileOptions {
-  size_t max_file_bytes = 4u << 20;  // a larger .rfx file is an error in that file
-  int max_nesting_depth = 128;       // brackets / parentheses (also inside regexes)
-  int max_errors_per_file = 50;      // syntax errors before we stop reporting a file
-  int max_errors = 500;              // all diagnostics of severity error
-  bool warnings_as_errors = false;   // --Werror
+  size_t max_file_bytes = 4u << 20;         // a larger .rfx file is an error in that file
+  int max_nesting_depth = 128;              // brackets / parentheses (also inside regexes)
+  int max_errors_per_file = 50;             // syntax errors before we stop reporting a file
+  int max_errors = 500;                     // all diagnostics of severity error
+  bool warnings_as_errors = false;          // --Werror
   std::set<std::string> disabled_warnings;  // --no-warn NAME
   std::set<std::string> enabled_warnings;   // -W NAME (re-enables a disabled one)
-  bool check_examples = true;     // run inline examples / near-misses / ambiguity
-  bool check_hyperscan = true;    // validate every pattern with Hyperscan as well as RE2
+  bool check_examples = true;               // run inline examples / near-misses / ambiguity
+  bool check_hyperscan = true;              // validate every pattern with Hyperscan as well as RE2
   // false: patterns get a cheap syntax scan (escapes, brackets, named groups)
   // instead of an RE2/Hyperscan compile, so fuzzing reaches the passes fast.
   // A unit that checks clean this way may still hold a pattern RE2 rejects.
   bool check_regex = true;
-  bool analyse_graph = true;      // cycles, reachability, indistinguishable roots
-  bool allow_imports = true;      // false: `import` is an error (fuzzing, sandboxed use)
+  bool analyse_graph = true;  // cycles, reachability, indistinguishable roots
+  bool allow_imports = true;  // false: `import` is an error (fuzzing, sandboxed use)
 };
 
 enum class DiagSeverity : uint8_t { note, warning, error };
@@ -44,12 +44,12 @@ struct DiagNote {
 
 struct Diagnostic {
   DiagSeverity severity = DiagSeverity::error;
-  std::string code;     // stable: "E012", "W003"
-  std::string name;     // warning name for -W/--no-warn/allow ("" for errors)
-  std::string title;    // short title of the code
-  std::string message;  // this occurrence
-  SourceLoc loc;        // 1-based line/col; file "" = no location (whole unit)
-  int length = 1;       // columns to underline on loc.line (0: no source line to show)
+  std::string code;         // stable: "E012", "W003"
+  std::string name;         // warning name for -W/--no-warn/allow ("" for errors)
+  std::string title;        // short title of the code
+  std::string message;      // this occurrence
+  SourceLoc loc;            // 1-based line/col; file "" = no location (whole unit)
+  int length = 1;           // columns to underline on loc.line (0: no source line to show)
   std::string source_line;  // the text of loc.line (for rendering), "" if none
   std::vector<DiagNote> notes;
 };
@@ -71,9 +71,9 @@ struct CompileResult {
   // directory without .rfx files, unreadable file): `reflexc` exits 2.
   bool io_error = false;
   std::string io_message;
-  std::vector<std::string> files;        // the unit's sources, sorted, as displayed
-  std::vector<Diagnostic> diagnostics;   // sorted (file, line, col, severity, code)
-  std::optional<KnowledgeBase> kb;       // set when there are no errors
+  std::vector<std::string> files;       // the unit's sources, sorted, as displayed
+  std::vector<Diagnostic> diagnostics;  // sorted (file, line, col, severity, code)
+  std::optional<KnowledgeBase> kb;      // set when there are no errors
   int errors() const;
   int warnings() const;
   bool ok() const { return !io_error && errors() == 0; }

@@ -85,8 +85,8 @@ class EventIndex {
 struct StoredDiagnosis {
   std::string incident;  // stable incident id
   int revision = 0;
-  TimeUs created = 0;    // when it was stored
-  std::string json;      // the diagnosis document (interfaces.md §5)
+  TimeUs created = 0;  // when it was stored
+  std::string json;    // the diagnosis document (interfaces.md §5)
 };
 
 struct StoreOptions {
