@@ -7,7 +7,6 @@
 // generated one, and the lexer's dropped tokens.
 #include <gtest/gtest.h>
 
-#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -121,10 +120,11 @@ TEST(ParseTree, TokenTextIsGetText) {
   EXPECT_GT(made_up, 1u);
 }
 
-// A tree in preorder, one line a node: what it is, and its tokens.
+// A tree in preorder, one line a node: what it is, its tokens, and whether
+// its parent link points at the node it hangs under.
 std::string dump(ParseTree* n) {
   std::string out;
-  std::function<void(ParseTree*)> walk = [&](ParseTree* p) {
+  std::function<void(ParseTree*, ParseTree*)> walk = [&](ParseTree* p, ParseTree* up) {
     if (auto* e = dynamic_cast<antlr4::tree::ErrorNode*>(p)) {
       out += "error " + std::to_string(e->getSymbol()->getTokenIndex()) + " " + e->getText();
     } else if (auto* t = dynamic_cast<TerminalNode*>(p)) {
@@ -135,10 +135,10 @@ std::string dump(ParseTree* n) {
              std::to_string(c->getStart()->getTokenIndex()) + ".." +
              (c->getStop() ? std::to_string(c->getStop()->getTokenIndex()) : "-");
     }
-    out += " parent " + std::to_string(reinterpret_cast<uintptr_t>(p->parent) != 0) + "\n";
-    for (auto* c : p->children) walk(c);
+    out += p->parent == up ? "\n" : " (wrong parent)\n";
+    for (auto* c : p->children) walk(c, p);
   };
-  walk(n);
+  walk(n, nullptr);
   return out;
 }
 
