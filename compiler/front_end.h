@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "antlr4-runtime.h"
 #include "ast.h"
 #include "diagnostics.h"
+#include "reflex_grammar/node_arena.h"
 
 namespace reflex::compiler {
 
@@ -143,6 +145,55 @@ class LeafArenaParser : public ReflexParser {
  private:
   std::deque<antlr4::tree::TerminalNodeImpl> terminals_;
   std::deque<antlr4::tree::ErrorNodeImpl> errors_;
+};
+
+// ---- tokens from the parse's arena ----
+// The lexer's tokens (and the error strategy's conjured ones) as
+// CommonTokenFactory makes them, but allocated from the current NodeArena.
+class ArenaToken : public antlr4::CommonToken {
+ public:
+  using antlr4::CommonToken::CommonToken;
+  static void* operator new(std::size_t n) { return rfxgen::NodeArena::allocate(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { rfxgen::NodeArena::release(p, n); }
+};
+
+class ArenaTokenFactory : public antlr4::TokenFactory<antlr4::CommonToken> {
+ public:
+  std::unique_ptr<antlr4::CommonToken> create(
+      std::pair<antlr4::TokenSource*, antlr4::CharStream*> source, size_t type,
+      const std::string& text, size_t channel, size_t start, size_t stop, size_t line,
+      size_t column) override {
+    auto t = std::make_unique<ArenaToken>(source, type, channel, start, stop);
+    t->setLine(line);
+    t->setCharPositionInLine(column);
+    if (!text.empty()) t->setText(text);  // the runtime's copyText is off
+    return t;
+  }
+  std::unique_ptr<antlr4::CommonToken> create(size_t type, const std::string& text) override {
+    return std::make_unique<ArenaToken>(type, text);
+  }
+};
+
+// ---- one parse's objects (parse_file) ----
+// The arena is the first member, so it is destroyed last: after every token
+// and context made from it. The lexer makes its tokens with the arena's
+// factory; the parser's conjured tokens come from the same factory.
+struct ParseSession {
+  explicit ParseSession(const std::string& text) : input(text) {
+    lexer.setTokenFactory(&token_factory);
+    lexer.removeErrorListeners();
+    parser.removeErrorListeners();
+  }
+  ParseSession(const ParseSession&) = delete;
+  ParseSession& operator=(const ParseSession&) = delete;
+
+  rfxgen::NodeArena arena;
+  rfxgen::NodeArena::Scope in_arena{arena};
+  ArenaTokenFactory token_factory;
+  antlr4::ANTLRInputStream input;
+  ReflexLexer lexer{&input};
+  antlr4::CommonTokenStream tokens{&lexer};
+  LeafArenaParser parser{&tokens};
 };
 
 // ---- parse tree -> AST (ast_builder.cpp) ----

@@ -197,15 +197,13 @@ bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& optio
   SrcRange at;
   at.file = file.path;
   try {
-    antlr4::ANTLRInputStream input(text);
-    ReflexLexer lexer(&input);
-    lexer.removeErrorListeners();
-    antlr4::CommonTokenStream tokens(&lexer);
+    ParseSession session(text);
+    antlr4::CommonTokenStream& tokens = session.tokens;
     tokens.fill();
     std::vector<antlr4::Token*> all = tokens.getTokens();
 
     if (const antlr4::Token* deep =
-            too_deep(all, options.max_nesting_depth, lexer.getVocabulary())) {
+            too_deep(all, options.max_nesting_depth, session.lexer.getVocabulary())) {
       diags.report(DiagId::nesting_too_deep, token_range(file.path, deep),
                    "nesting deeper than " + std::to_string(options.max_nesting_depth) +
                        " levels; the file is not parsed further");
@@ -221,8 +219,7 @@ bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& optio
     // so syntax errors and their wording are those of a single LL parse.
     // A lexer error token is in no parser rule, so with one the first stage
     // would fail: it is skipped.
-    LeafArenaParser parser(&tokens);
-    parser.removeErrorListeners();
+    LeafArenaParser& parser = session.parser;
     auto* sim = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
     ReflexParser::FileContext* tree = nullptr;
     CollectingListener listener(file.path, diags, options.max_errors_per_file);

@@ -156,36 +156,84 @@ std::vector<std::string> broken_inputs() {
   return out;
 }
 
+// Every context and every token (the lexer's and the ones error recovery
+// makes up) under `n` came from `arena`; with none, from the heap (tokens
+// from the runtime's factory).
+void expect_all_in(ParseTree* n, const rfxgen::NodeArena* arena, size_t* nodes) {
+  ++*nodes;
+  if (auto* t = dynamic_cast<TerminalNode*>(n)) {
+    auto* token = dynamic_cast<ArenaToken*>(t->getSymbol());
+    if (!arena) {  // the runtime's own factory
+      ASSERT_EQ(token, nullptr) << t->getText();
+      return;
+    }
+    ASSERT_NE(token, nullptr) << t->getText();
+    ASSERT_EQ(rfxgen::NodeArena::arena_of(token), arena) << t->getText();
+    return;
+  }
+  ASSERT_EQ(rfxgen::NodeArena::arena_of(dynamic_cast<void*>(n)), arena) << typeid(*n).name();
+  for (auto* c : n->children) expect_all_in(c, arena, nodes);
+}
+
 TEST(ParseTree, LeafArenaParserBuildsTheGeneratedParsersTree) {
-  size_t errors = 0, leaves = 0;
+  size_t errors = 0, leaves = 0, nodes = 0;
   for (const std::string& text : broken_inputs()) {
-    antlr4::ANTLRInputStream in1(text), in2(text);
-    ReflexLexer lex1(&in1), lex2(&in2);
+    antlr4::ANTLRInputStream in1(text);
+    ReflexLexer lex1(&in1);
     lex1.removeErrorListeners();
-    lex2.removeErrorListeners();
-    antlr4::CommonTokenStream toks1(&lex1), toks2(&lex2);
+    antlr4::CommonTokenStream toks1(&lex1);
     ReflexParser plain(&toks1);
     plain.removeErrorListeners();
     plain.setErrorHandler(std::make_shared<WordingErrorStrategy>());
-    const std::string want = dump(plain.file());
+    auto* plain_tree = plain.file();
+    const std::string want = dump(plain_tree);
+    size_t heap_nodes = 0;  // no arena is current: the heap's
+    expect_all_in(plain_tree, nullptr, &heap_nodes);
 
     // As parse_file does: a first stage that bails out, then a reset.
-    LeafArenaParser arena(&toks2);
-    arena.removeErrorListeners();
-    arena.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+    ParseSession s(text);
+    s.parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
     try {
-      arena.file();
+      s.parser.file();
     } catch (const antlr4::ParseCancellationException&) {
     }
-    arena.reset();
-    arena.setErrorHandler(std::make_shared<WordingErrorStrategy>());
-    const std::string got = dump(arena.file());
+    s.parser.reset();
+    s.parser.setErrorHandler(std::make_shared<WordingErrorStrategy>());
+    auto* tree = s.parser.file();
+    const std::string got = dump(tree);
     ASSERT_EQ(got, want) << text;
+    expect_all_in(tree, &s.arena, &nodes);
     for (size_t at = 0; (at = got.find("\nerror ", at)) != std::string::npos; ++at) ++errors;
     for (size_t at = 0; (at = got.find("\ntoken ", at)) != std::string::npos; ++at) ++leaves;
   }
   EXPECT_GT(errors, 100u);
   EXPECT_GT(leaves, 10000u);
+  EXPECT_GT(nodes, 20000u);
+}
+
+// What ASan still sees of the arena's nodes: a released one is poisoned (it
+// is never reused), and so is the gap after every node.
+TEST(ParseTree, ArenaNodesStayVisibleToAddressSanitizer) {
+#ifndef REFLEX_ARENA_ASAN
+  GTEST_SKIP() << "needs an AddressSanitizer build (make sanitize)";
+#else
+  rfxgen::NodeArena arena;
+  rfxgen::NodeArena::Scope in_arena(arena);
+  auto* a = static_cast<char*>(rfxgen::NodeArena::allocate(40));
+  auto* b = static_cast<char*>(rfxgen::NodeArena::allocate(40));
+  EXPECT_EQ(rfxgen::NodeArena::arena_of(a), &arena);
+  EXPECT_EQ(__asan_region_is_poisoned(a, 40), nullptr);
+  EXPECT_TRUE(__asan_address_is_poisoned(a + 40));  // one past its end
+  EXPECT_TRUE(__asan_address_is_poisoned(a + 48));
+  rfxgen::NodeArena::release(a, 40);
+  EXPECT_TRUE(__asan_address_is_poisoned(a));
+  EXPECT_TRUE(__asan_address_is_poisoned(a + 39));
+  EXPECT_EQ(__asan_region_is_poisoned(b, 40), nullptr);  // its neighbour lives on
+  auto* c = static_cast<char*>(rfxgen::NodeArena::allocate(40));
+  EXPECT_NE(c, a);  // not reused
+  rfxgen::NodeArena::release(b, 40);
+  rfxgen::NodeArena::release(c, 40);
+#endif
 }
 
 // Comments and white space are dropped by the lexer without a token; the

@@ -18,12 +18,17 @@
 #include <vector>
 
 #include "antlr4-runtime.h"
+#include "reflex_grammar/node_arena.h"
 
 namespace rfxgen {
 
 class ReflexContext : public antlr4::ParserRuleContext {
  public:
   using antlr4::ParserRuleContext::ParserRuleContext;
+
+  // From the parse's arena (node_arena.h); the tracker's `delete` comes here.
+  static void* operator new(std::size_t n) { return NodeArena::allocate(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { NodeArena::release(p, n); }
 
   // `p` as a token (a TerminalNode, error nodes included), or null.
   static antlr4::tree::TerminalNode* terminal(antlr4::tree::ParseTree* p) {
