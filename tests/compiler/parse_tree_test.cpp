@@ -26,20 +26,28 @@ using antlr4::tree::ParseTree;
 using antlr4::tree::TerminalNode;
 using rfxgen::ReflexContext;
 
+// The generated parser on `text`, as the runtime makes it (no arena, the
+// runtime's token factory), error listeners off.
+struct GeneratedParse {
+  explicit GeneratedParse(const std::string& text) : input(text) {
+    lexer.removeErrorListeners();
+    parser.removeErrorListeners();
+  }
+  antlr4::ANTLRInputStream input;
+  ReflexLexer lexer{&input};
+  antlr4::CommonTokenStream tokens{&lexer};
+  ReflexParser parser{&tokens};
+};
+
 // Parses `text` with the runtime's default error recovery (which makes up
 // missing tokens) and calls `visit` on every node.
 void each_node(const std::string& text, const std::function<void(ParseTree*)>& visit) {
-  antlr4::ANTLRInputStream input(text);
-  ReflexLexer lexer(&input);
-  lexer.removeErrorListeners();
-  antlr4::CommonTokenStream tokens(&lexer);
-  ReflexParser parser(&tokens);
-  parser.removeErrorListeners();
+  GeneratedParse g(text);
   std::function<void(ParseTree*)> walk = [&](ParseTree* n) {
     visit(n);
     for (auto* c : n->children) walk(c);
   };
-  walk(parser.file());
+  walk(g.parser.file());
 }
 
 std::vector<std::string> inputs() {
@@ -178,14 +186,9 @@ void expect_all_in(ParseTree* n, const rfxgen::NodeArena* arena, size_t* nodes) 
 TEST(ParseTree, LeafArenaParserBuildsTheGeneratedParsersTree) {
   size_t errors = 0, leaves = 0, nodes = 0;
   for (const std::string& text : broken_inputs()) {
-    antlr4::ANTLRInputStream in1(text);
-    ReflexLexer lex1(&in1);
-    lex1.removeErrorListeners();
-    antlr4::CommonTokenStream toks1(&lex1);
-    ReflexParser plain(&toks1);
-    plain.removeErrorListeners();
-    plain.setErrorHandler(std::make_shared<WordingErrorStrategy>());
-    auto* plain_tree = plain.file();
+    GeneratedParse g(text);
+    g.parser.setErrorHandler(std::make_shared<WordingErrorStrategy>());
+    auto* plain_tree = g.parser.file();
     const std::string want = dump(plain_tree);
     size_t heap_nodes = 0;  // no arena is current: the heap's
     expect_all_in(plain_tree, nullptr, &heap_nodes);
