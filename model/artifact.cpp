@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -259,8 +260,8 @@ std::optional<KnowledgeBase> kb_from_cbor_bytes(const uint8_t* begin, const uint
     return std::nullopt;
   }
   std::optional<MatcherCache> cache;
-  std::vector<uint8_t> kept;
-  uint64_t n_kept = 0;
+  std::vector<const CborMember*> kept;
+  size_t kept_bytes = 0;
   for (const CborMember& m : members) {
     if (!wanted(m.key, parts)) continue;
     MatcherCache c;
@@ -268,13 +269,14 @@ std::optional<KnowledgeBase> kb_from_cbor_bytes(const uint8_t* begin, const uint
       cache = std::move(c);
       continue;
     }
-    kept.insert(kept.end(), m.item, m.item + m.item_size());
-    ++n_kept;
+    kept.push_back(&m);
+    kept_bytes += m.item_size();
   }
+  // The kept members under a map head of their own, copied once.
   std::vector<uint8_t> doc;
-  doc.reserve(kept.size() + 9);
-  cbor_put_map_head(&doc, n_kept);
-  doc.insert(doc.end(), kept.begin(), kept.end());
+  doc.reserve(kept_bytes + 9);
+  cbor_put_map_head(&doc, kept.size());
+  for (const CborMember* m : kept) doc.insert(doc.end(), m->item, m->item + m->item_size());
   // allow_exceptions=false is not enough: nlohmann 3.11's DOM builder still
   // throws out_of_range for a declared array size beyond max_size (found by
   // the artifact fuzz target), so a hostile artifact is caught here as well.
@@ -348,19 +350,28 @@ std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string*
     return std::nullopt;
   }
   // One read of the whole file (an istreambuf_iterator copy costs ~8
-  // instructions a byte, ~10 ms on a 4 MB artifact).
-  std::vector<uint8_t> bytes;
+  // instructions a byte, ~10 ms on a 4 MB artifact), into memory that is
+  // not zeroed first (a vector's resize wrote the 4 MB twice).
+  std::unique_ptr<uint8_t[]> read_buf;
+  std::vector<uint8_t> streamed;
+  const uint8_t* bytes = nullptr;
+  size_t n = 0;
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
   in.seekg(0, std::ios::beg);
   if (size > 0) {
-    bytes.resize(static_cast<size_t>(size));
-    if (!in.read(reinterpret_cast<char*>(bytes.data()), size)) bytes.clear();
+    read_buf = std::make_unique_for_overwrite<uint8_t[]>(static_cast<size_t>(size));
+    if (in.read(reinterpret_cast<char*>(read_buf.get()), size)) {
+      bytes = read_buf.get();
+      n = static_cast<size_t>(size);
+    }
   } else {  // not seekable (a pipe): read it as a stream
     in.clear();
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    streamed.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    bytes = streamed.data();
+    n = streamed.size();
   }
-  if (bytes.size() < sizeof kMagic || std::memcmp(bytes.data(), kMagic, 6) != 0) {
+  if (n < sizeof kMagic || std::memcmp(bytes, kMagic, 6) != 0) {
     if (error) *error = "'" + path + "' is not a Reflex knowledge-base artifact";
     return std::nullopt;
   }
@@ -373,8 +384,7 @@ std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string*
     return std::nullopt;
   }
   std::string why;
-  auto kb =
-      kb_from_cbor_bytes(bytes.data() + sizeof kMagic, bytes.data() + bytes.size(), &why, parts);
+  auto kb = kb_from_cbor_bytes(bytes + sizeof kMagic, bytes + n, &why, parts);
   if (!kb) {
     if (error) *error = "'" + path + "': " + why;
     return std::nullopt;

@@ -2,10 +2,21 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REFLEX_CLI_HAS_ASAN 1
+#endif
+#endif
+#ifndef REFLEX_CLI_HAS_ASAN
+#define REFLEX_CLI_HAS_ASAN 0
+#endif
 
 namespace reflex::cli {
 
@@ -32,6 +43,24 @@ inline void add_kb_option(CLI::App& app, std::string* kb_path) {
 inline void add_strict_transport_flag(CLI::App& app, bool* strict) {
   app.add_flag("--strict-transport", *strict,
                "syslog text tagged 'kernel:' does not count as a kernel line");
+}
+
+// Memory a one-shot command no longer needs, left for the process exit to
+// take back: the kernel drops the pages at once, where freeing the KB, the
+// topology, the ingestor's tables and the output one allocation at a time
+// took ~1.8 ms after the last line of a ~180 ms `events --threads 2` run.
+// Only for objects whose destructor just frees memory (not a store, not a
+// temporary directory). Kept reachable, so it is not a leak to a checker;
+// under AddressSanitizer it is freed here, so LeakSanitizer still sees
+// every allocation's owner let go of it.
+template <class T>
+void leave_to_exit(std::unique_ptr<T> p) {
+#if defined(__SANITIZE_ADDRESS__) || REFLEX_CLI_HAS_ASAN
+  p.reset();
+#else
+  static auto* kept = new std::vector<std::shared_ptr<void> >;
+  kept->emplace_back(std::move(p));
+#endif
 }
 
 }  // namespace reflex::cli

@@ -135,7 +135,8 @@ struct Recognized {
 std::optional<Recognized> recognize(const KnowledgeBase& kb, const Topology& topo,
                                     const IngestOptions& opts, const std::string& bundle,
                                     const InputSet& in_set, std::unique_ptr<SqliteStore> store) {
-  Ingestor ing(kb, topo, opts);
+  auto ingp = std::make_unique<Ingestor>(kb, topo, opts);
+  Ingestor& ing = *ingp;
   const EventLineWriter writer(&kb);
   Recognized out;
   auto drop_store = [&](const std::string& e) {
@@ -178,6 +179,7 @@ std::optional<Recognized> recognize(const KnowledgeBase& kb, const Topology& top
   });
   std::stable_sort(out.lines.begin(), out.lines.end(), event_before);
   out.stats = ing.stats_snapshot();
+  leave_to_exit(std::move(ingp));
   return out;
 }
 
@@ -275,6 +277,9 @@ int run_events(int argc, char** argv) {
     std::fprintf(
         stderr, "%s\n",
         stats_json(rec->stats).dump(2, ' ', false, ojson::error_handler_t::replace).c_str());
+  leave_to_exit(std::make_unique<Recognized>(std::move(*rec)));
+  leave_to_exit(std::move(topo));
+  leave_to_exit(std::make_unique<KnowledgeBase>(std::move(*kb)));
   return 0;
 }
 
