@@ -19,4 +19,8 @@ LD_LIBRARY_PATH="$T/prefix/lib" "$T/consumer/build/consumer" "$SRC/tests/engine/
 PKG_CONFIG_PATH="$T/prefix/lib/pkgconfig" cc "$SRC/examples/embed_c/main.c" -o "$T/pc-consumer" \
   $(PKG_CONFIG_PATH="$T/prefix/lib/pkgconfig" pkg-config --cflags --libs reflex)
 LD_LIBRARY_PATH="$T/prefix/lib" "$T/pc-consumer" "$SRC/tests/engine/kb" "$SRC/examples/incident-pcie" | grep -q '"root_causes"'
-echo "install test: find_package and pkg-config consumers ran"
+# The installed reflex finds its modules (LIBDIR/reflex, relative to the
+# binary): a tarball goes through reflex_archive.so.
+tar -C "$SRC/examples" -czf "$T/incident.tgz" incident-pcie
+"$T/prefix/bin/reflex" events --kb "$SRC/kb" "$T/incident.tgz" | grep -q '"event"'
+echo "install test: find_package and pkg-config consumers ran; the installed reflex read a tarball"

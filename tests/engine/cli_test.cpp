@@ -401,6 +401,38 @@ TEST(Cli, FilesStdinAndTarballAreInputsToo) {
   }
 }
 
+// The HTTP and archive libraries are in modules loaded on first use
+// (module_loader.h), so a run that needs neither does not load them; a
+// binary without its modules says which one is missing and exits 2.
+TEST(Cli, ModulesLoadOnFirstUseAndAMissingOneIsSaid) {
+  TempDir t;
+  const std::string needed = (t.path / "needed.txt").string();
+  ASSERT_EQ(std::system(("readelf -d " + kReflex + " > " + needed).c_str()), 0);
+  std::ifstream in(needed);
+  const std::string dyn((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_NE(dyn.find("NEEDED"), std::string::npos) << dyn;
+  for (const char* lib : {"libarchive", "httplib", "libssl", "libcrypto"})
+    EXPECT_EQ(dyn.find(lib), std::string::npos) << lib << " is linked into reflex:\n" << dyn;
+
+  if (fs::exists(std::string(REFLEX_MODULE_DIR_FOR_TESTS) + "/reflex_archive.so"))
+    GTEST_SKIP() << "an installed reflex_archive.so would be found";
+  const fs::path alone = t.path / "bin" / "reflex";
+  fs::create_directories(alone.parent_path());
+  fs::copy_file(kReflex, alone);
+  const std::string tgz = (t.path / "incident.tar.gz").string();
+  ASSERT_EQ(std::system(("tar -C " + std::string(REFLEX_SOURCE_DIR) + "/examples -czf " + tgz +
+                         " incident-pcie")
+                            .c_str()),
+            0);
+  Proc p({alone.string(), "events", "--kb", kKb, tgz});
+  const Result r = p.wait();
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find("cannot read archives: the module reflex_archive.so is not installed"),
+            std::string::npos)
+      << r.err;
+}
+
 // A report says what it read, what it refused and what it did not understand
 // (issue 11): a kernel Xid line that came through an app log is refused for
 // transport; an NVRM error no signature knows is "not understood".

@@ -1,10 +1,9 @@
 #include "alerts.h"
 
-#include <httplib.h>
-
 #include <nlohmann/json.hpp>
 
 #include "deploy_codec.h"
+#include "http_api.h"
 #include "reflex/kb.h"
 #include "reflex/values.h"
 
@@ -131,19 +130,21 @@ bool AlertSink::post(const std::vector<const Alert*>& alerts) {
     j["endsAt"] = a->resolved ? rfc3339_now() : rfc3339_now(3 * resend_s_ + 60);
     body.push_back(std::move(j));
   }
-  httplib::Client cli(url_);
-  cli.set_connection_timeout(2, 0);
-  cli.set_read_timeout(5, 0);
-  cli.set_write_timeout(5, 0);
-  auto res = cli.Post("/api/v2/alerts",
-                      body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                      "application/json");
-  if (!res || res->status / 100 != 2) {
+  std::string why;
+  const HttpApi* http = http_api(&why);
+  HttpReply res;
+  if (http)
+    res = http->post(url_, "/api/v2/alerts",
+                     body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                     "application/json", /*connect_timeout_s=*/2, /*io_timeout_s=*/5);
+  else
+    res.error = why;
+  if (!res.reached || res.status / 100 != 2) {
     m_->add("reflex_watch_alert_failures_total");
     log_limited(Level::warn, "alertmanager",
                 "Alertmanager " + url_ + ": " +
-                    (res ? "HTTP " + std::to_string(res->status) + " " + res->body
-                         : std::string("unreachable (") + httplib::to_string(res.error()) + ")"));
+                    (res.reached ? "HTTP " + std::to_string(res.status) + " " + res.body
+                                 : "unreachable (" + res.error + ")"));
     return false;
   }
   for (const Alert* a : alerts)

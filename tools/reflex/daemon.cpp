@@ -1,6 +1,5 @@
 #include "daemon.h"
 
-#include <httplib.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -8,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+
+#include "http_api.h"
 
 namespace reflex::cli {
 
@@ -211,16 +212,12 @@ std::string Metrics::render() const {
 }
 
 struct MetricsServer::Impl {
-  httplib::Server svr;
-  std::thread th;
+  void* server = nullptr;  // http_api()'s handle
 };
 
 MetricsServer::MetricsServer() : impl_(std::make_unique<Impl>()) {}
 MetricsServer::~MetricsServer() {
-  if (impl_->th.joinable()) {
-    impl_->svr.stop();
-    impl_->th.join();
-  }
+  if (impl_->server) http_api(nullptr)->stop(impl_->server);
 }
 
 bool MetricsServer::start(const std::string& addr_port, const Metrics* m, std::string* err) {
@@ -231,15 +228,19 @@ bool MetricsServer::start(const std::string& addr_port, const Metrics* m, std::s
     *err = "bad --metrics '" + addr_port + "' (expected ADDR:PORT, e.g. 127.0.0.1:9464)";
     return false;
   }
-  std::string addr = addr_port.substr(0, colon);
-  impl_->svr.Get("/metrics", [m](const httplib::Request&, httplib::Response& res) {
-    res.set_content(m->render(), "text/plain; version=0.0.4; charset=utf-8");
-  });
-  if (!impl_->svr.bind_to_port(addr.c_str(), port)) {
+  std::string why;
+  const HttpApi* http = http_api(&why);
+  if (!http) {
+    *err = "--metrics: " + why;
+    return false;
+  }
+  impl_->server = http->serve(
+      addr_port.substr(0, colon), port, "/metrics", "text/plain; version=0.0.4; charset=utf-8",
+      [m] { return m->render(); }, &why);
+  if (!impl_->server) {
     *err = "cannot listen on " + addr_port + " for --metrics";
     return false;
   }
-  impl_->th = std::thread([this] { impl_->svr.listen_after_bind(); });
   return true;
 }
 

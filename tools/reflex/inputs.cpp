@@ -1,7 +1,5 @@
 #include "inputs.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -9,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+
+#include "archive_api.h"
 
 namespace reflex::cli {
 
@@ -166,38 +166,41 @@ bool InputSet::add_file(const std::string& path, const std::string& host, std::s
 }
 
 bool InputSet::unpack(const std::string& archive, std::string* error) {
-  struct archive* a = archive_read_new();
-  archive_read_support_filter_all(a);
-  archive_read_support_format_tar(a);
-  archive_read_support_format_gnutar(a);
-  if (archive_read_open_filename(a, archive.c_str(), 1 << 16) != ARCHIVE_OK) {
-    *error = archive + ": not a readable tar archive (" + archive_error_string(a) + ")";
-    archive_read_free(a);
+  std::string why;
+  const ArchiveApi* ar = archive_api(&why);
+  if (!ar) {
+    *error = archive + ": cannot read archives: " + why;
+    return false;
+  }
+  void* a = ar->open(archive, &why);
+  if (!a) {
+    *error = archive + ": not a readable tar archive (" + why + ")";
     return false;
   }
   uint64_t bytes = 0;
   size_t entries = 0, skipped = 0;
   bool ok = true;
-  struct archive_entry* e;
   std::vector<char> buf(1 << 16);
+  std::string name;
+  MemberType type = MemberType::other;
   int r;
-  while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+  while ((r = ar->next(a, &name, &type, &why)) == 1) {
     if (++entries > kMaxArchiveEntries) {
       *error = archive + ": more than " + std::to_string(kMaxArchiveEntries) + " entries";
       ok = false;
       break;
     }
-    std::string rel = safe_member(archive_entry_pathname(e));
-    if (rel.empty() || archive_entry_filetype(e) != AE_IFREG) {
-      if (archive_entry_filetype(e) != AE_IFDIR) ++skipped;  // links, devices, "../x"
+    std::string rel = safe_member(name.c_str());
+    if (rel.empty() || type != MemberType::file) {
+      if (type != MemberType::directory) ++skipped;  // links, devices, "../x"
       continue;
     }
     fs::path dst = fs::path(tmp_) / "unpacked" / rel;
     std::error_code ec;
     fs::create_directories(dst.parent_path(), ec);
     std::ofstream out(dst, std::ios::binary);
-    la_ssize_t n;
-    while ((n = archive_read_data(a, buf.data(), buf.size())) > 0) {
+    long n;
+    while ((n = ar->read(a, buf.data(), buf.size(), &why)) > 0) {
       bytes += static_cast<uint64_t>(n);
       if (bytes > kMaxArchiveBytes) break;
       out.write(buf.data(), n);
@@ -205,17 +208,17 @@ bool InputSet::unpack(const std::string& archive, std::string* error) {
     if (n < 0 || bytes > kMaxArchiveBytes || !out) {
       *error = archive + ": " +
                (bytes > kMaxArchiveBytes ? std::string("more than 8 GiB unpacked")
-                : n < 0                  ? std::string(archive_error_string(a))
+                : n < 0                  ? why
                                          : "cannot write " + dst.string());
       ok = false;
       break;
     }
   }
-  if (ok && r != ARCHIVE_EOF) {
-    *error = archive + ": damaged archive (" + std::string(archive_error_string(a)) + ")";
+  if (ok && r < 0) {
+    *error = archive + ": damaged archive (" + why + ")";
     ok = false;
   }
-  archive_read_free(a);
+  ar->close(a);
   if (!ok) return false;
   if (skipped)
     notes_.push_back(archive + ": " + std::to_string(skipped) +
