@@ -5,6 +5,8 @@
 
 #include "cbor_members.h"
 
+#include <sys/mman.h>
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -124,6 +126,30 @@ void from_json(const json& j, MatcherCache& c) {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KnowledgeBase, meta, artifact, matcher_cache,
                                                 classes, natures, signatures, latents, rules, tests)
+
+namespace {
+// Memory for a whole artifact, its pages made present by the one mmap call
+// (MAP_POPULATE): a fresh 4.4 MB heap buffer took ~1,100 page faults as the
+// read filled it, ~1.5 ms of the load on this VM.
+class ReadBuffer {
+ public:
+  explicit ReadBuffer(size_t n) : n_(n) {
+    void* p = mmap(nullptr, n_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                   -1, 0);
+    if (p != MAP_FAILED) p_ = static_cast<uint8_t*>(p);
+  }
+  ~ReadBuffer() {
+    if (p_) munmap(p_, n_);
+  }
+  ReadBuffer(const ReadBuffer&) = delete;
+  ReadBuffer& operator=(const ReadBuffer&) = delete;
+  uint8_t* data() const { return p_; }
+
+ private:
+  size_t n_;
+  uint8_t* p_ = nullptr;
+};
+}  // namespace
 
 namespace {
 // "RFXKB\0" and the format version, big-endian, in the last two bytes.
@@ -352,7 +378,7 @@ std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string*
   // One read of the whole file (an istreambuf_iterator copy costs ~8
   // instructions a byte, ~10 ms on a 4 MB artifact), into memory that is
   // not zeroed first (a vector's resize wrote the 4 MB twice).
-  std::unique_ptr<uint8_t[]> read_buf;
+  std::optional<ReadBuffer> read_buf;
   std::vector<uint8_t> streamed;
   const uint8_t* bytes = nullptr;
   size_t n = 0;
@@ -360,9 +386,9 @@ std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string*
   const std::streamoff size = in.tellg();
   in.seekg(0, std::ios::beg);
   if (size > 0) {
-    read_buf = std::make_unique_for_overwrite<uint8_t[]>(static_cast<size_t>(size));
-    if (in.read(reinterpret_cast<char*>(read_buf.get()), size)) {
-      bytes = read_buf.get();
+    read_buf.emplace(static_cast<size_t>(size));
+    if (read_buf->data() && in.read(reinterpret_cast<char*>(read_buf->data()), size)) {
+      bytes = read_buf->data();
       n = static_cast<size_t>(size);
     }
   } else {  // not seekable (a pipe): read it as a stream
