@@ -128,9 +128,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KnowledgeBase, meta, artifact, m
                                                 classes, natures, signatures, latents, rules, tests)
 
 namespace {
-// Memory for a whole artifact, its pages made present by the one mmap call
-// (MAP_POPULATE): a fresh 4.4 MB heap buffer took ~1,100 page faults as the
-// read filled it, ~1.5 ms of the load on this VM.
+// Memory for a whole artifact, its pages made present (and zeroed by the
+// kernel) in the one mmap call, MAP_POPULATE: a fresh 4.4 MB heap buffer
+// took ~1,100 page faults as the read filled it, after a vector's resize
+// had written it once with zeros.
 class ReadBuffer {
  public:
   explicit ReadBuffer(size_t n) : n_(n) {
@@ -375,9 +376,8 @@ std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string*
     if (error) *error = "cannot open '" + path + "': " + std::strerror(errno);
     return std::nullopt;
   }
-  // One read of the whole file (an istreambuf_iterator copy costs ~8
-  // instructions a byte, ~10 ms on a 4 MB artifact), into memory that is
-  // not zeroed first (a vector's resize wrote the 4 MB twice).
+  // One read of the whole file into a ReadBuffer (an istreambuf_iterator
+  // copy costs ~8 instructions a byte, ~10 ms on a 4 MB artifact).
   std::optional<ReadBuffer> read_buf;
   std::vector<uint8_t> streamed;
   const uint8_t* bytes = nullptr;

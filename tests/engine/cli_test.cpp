@@ -345,16 +345,21 @@ TEST(Cli, ShippedKbOnTheDemoBundleSameEitherWay) {
 
 // Inputs as SREs have them (issue 11): plain files, stdin and a packed bundle
 // give the same root as the bundle directory.
+// A .tar.gz of examples/incident-pcie in t, with its directory inside
+// (`tar czf b.tgz incident-pcie`); "" when tar fails.
+std::string pack_example(const TempDir& t) {
+  const std::string tgz = (t.path / "incident.tar.gz").string();
+  const std::string cmd =
+      "tar -C " + std::string(REFLEX_SOURCE_DIR) + "/examples -czf " + tgz + " incident-pcie";
+  return std::system(cmd.c_str()) == 0 ? tgz : "";
+}
+
 TEST(Cli, FilesStdinAndTarballAreInputsToo) {
   const std::string kb = std::string(REFLEX_SOURCE_DIR) + "/kb";
   const std::string bundle = std::string(REFLEX_SOURCE_DIR) + "/examples/incident-pcie";
   TempDir t;
-  // A .tar.gz of the bundle, with its directory inside (`tar czf b.tgz incident-pcie`).
-  const std::string tgz = (t.path / "incident.tar.gz").string();
-  ASSERT_EQ(std::system(("tar -C " + std::string(REFLEX_SOURCE_DIR) + "/examples -czf " + tgz +
-                         " incident-pcie")
-                            .c_str()),
-            0);
+  const std::string tgz = pack_example(t);
+  ASSERT_FALSE(tgz.empty()) << "tar failed";
   Result a = run({"diagnose", "--kb", kb, tgz});
   ASSERT_EQ(a.rc, 0) << a.err;
   json ja = json::parse(a.out);
@@ -419,11 +424,8 @@ TEST(Cli, ModulesLoadOnFirstUseAndAMissingOneIsSaid) {
   const fs::path alone = t.path / "bin" / "reflex";
   fs::create_directories(alone.parent_path());
   fs::copy_file(kReflex, alone);
-  const std::string tgz = (t.path / "incident.tar.gz").string();
-  ASSERT_EQ(std::system(("tar -C " + std::string(REFLEX_SOURCE_DIR) + "/examples -czf " + tgz +
-                         " incident-pcie")
-                            .c_str()),
-            0);
+  const std::string tgz = pack_example(t);
+  ASSERT_FALSE(tgz.empty()) << "tar failed";
   Proc p({alone.string(), "events", "--kb", kKb, tgz});
   const Result r = p.wait();
   EXPECT_EQ(r.rc, 2) << r.err;
