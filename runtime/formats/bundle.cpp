@@ -512,8 +512,18 @@ bool for_each_bundle_block(const std::string& bundle_dir,
   if (!stats) stats = &local;
   BundlePlan plan;
   if (!plan_bundle(bundle_dir, &plan, stats, error)) return false;
+  return read_planned_bundle(bundle_dir, &plan, fn, block_fn, want_blocks, stats, error);
+}
+
+bool read_planned_bundle(const std::string& bundle_dir, BundlePlan* plan,
+                         const std::function<void(const BundleLine&)>& fn,
+                         const std::function<uint64_t(const BundleBlock&)>& block_fn,
+                         const std::function<bool(const FileContext*)>& want_blocks,
+                         FormatStats* stats, std::string* error) {
+  FormatStats local;
+  if (!stats) stats = &local;
   try {
-    for (BundleFile& f : plan.files) read_bundle_file(&f, fn, block_fn, want_blocks, stats);
+    for (BundleFile& f : plan->files) read_bundle_file(&f, fn, block_fn, want_blocks, stats);
     return true;
   } catch (const std::exception& e) {
     if (error) *error = bundle_dir + ": " + e.what();

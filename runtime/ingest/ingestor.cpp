@@ -145,7 +145,7 @@ struct Ingestor::Impl {
   LogRecord chunk_rec_line;  // per-line records of a --threads worker
   // false with *declined set: the bundle's files cannot keep n threads busy
   // (nothing was read; the caller walks it with one thread).
-  bool read_bundle_threads(const std::string& dir, unsigned n, bool* declined, std::string* error);
+  bool read_bundle_threads(BundleListing& listing, unsigned n, bool* declined, std::string* error);
 
   // ---- --threads (Ingestor::read_bundle with threads > 1) ----
   // A worker Impl reads whole files and records, in line order, what the
@@ -305,7 +305,7 @@ struct Ingestor::Impl {
   // the replay (with 32, files of more than 64K ops ahead of it did).
   struct ThreadedWalk {
     static constexpr size_t kAhead = 4, kBatch = 2048, kBatchText = size_t{1} << 20,
-                            kMaxQueued = 256;
+                            kMaxQueued = 256, kStreamBytes = size_t{1} << 20;
     // Files of at most this many bytes may be read out of walk order.
     static constexpr uintmax_t kOutOfOrderBytes = uintmax_t{16} << 20;
     BundlePlan plan;
@@ -317,7 +317,9 @@ struct Ingestor::Impl {
     size_t replayed = 0;
     std::vector<uintmax_t> bytes;  // each file's size, for largest-first picks
     std::vector<uint8_t> taken;
-    size_t lowest_untaken = 0;
+    size_t lowest_untaken = 0, n_taken = 0;
+    // Every file has a worker: the walk's end, where the replay is to keep up.
+    std::atomic<bool> all_taken{false};
     // The next file for a worker (SIZE_MAX: none left); *in_order when it is
     // the lowest untaken one, whose worker may wait for the replay.
     size_t pick(bool* in_order);
@@ -1400,17 +1402,6 @@ uint64_t Ingestor::memo_first_lines() const {
 namespace {
 constexpr double kMinFileGain = 1.5;
 
-// Each file's size (0 when unknown or not a file).
-std::vector<uintmax_t> file_sizes(const BundlePlan& plan) {
-  std::vector<uintmax_t> out;
-  for (const BundleFile& f : plan.files) {
-    std::error_code ec;
-    const uintmax_t size = f.path.empty() ? 0 : std::filesystem::file_size(f.path, ec);
-    out.push_back(ec ? 0 : size);
-  }
-  return out;
-}
-
 bool files_keep_threads_busy(const std::vector<uintmax_t>& sizes) {
   uintmax_t total = 0, largest = 0;
   for (uintmax_t size : sizes) {
@@ -1421,16 +1412,33 @@ bool files_keep_threads_busy(const std::vector<uintmax_t>& sizes) {
 }
 }  // namespace
 
-bool Ingestor::Impl::read_bundle_threads(const std::string& dir, unsigned n, bool* declined,
+BundleListing BundleListing::of(const std::string& dir) {
+  BundleListing l;
+  l.dir = dir;
+  l.ok = plan_bundle(dir, &l.plan, &l.stats, &l.error);
+  for (const BundleFile& f : l.plan.files) {
+    std::error_code ec;
+    const uintmax_t size = f.path.empty() ? 0 : std::filesystem::file_size(f.path, ec);
+    l.bytes.push_back(ec ? 0 : size);
+  }
+  return l;
+}
+
+bool Ingestor::Impl::read_bundle_threads(BundleListing& listing, unsigned n, bool* declined,
                                          std::string* error) {
-  ThreadedWalk walk;
-  FileCounters listing;  // the plan's notes, kept until the threads are sure
-  if (!plan_bundle(dir, &walk.plan, &listing.fstats, error)) return false;
-  walk.bytes = file_sizes(walk.plan);
-  *declined = !files_keep_threads_busy(walk.bytes);
+  if (!listing.ok) {
+    if (error) *error = listing.error;
+    return false;
+  }
+  *declined = !files_keep_threads_busy(listing.bytes);
   if (*declined) return false;
-  merge(listing);
-  walk.dir = dir;
+  ThreadedWalk walk;
+  walk.plan = std::move(listing.plan);
+  walk.bytes = std::move(listing.bytes);
+  FileCounters notes;
+  notes.fstats = std::move(listing.stats);
+  merge(notes);
+  walk.dir = listing.dir;
   walk.ahead = ThreadedWalk::kAhead * n;
   walk.slots.resize(walk.plan.files.size());
   walk.taken.assign(walk.plan.files.size(), 0);
@@ -1477,6 +1485,7 @@ size_t Ingestor::Impl::ThreadedWalk::pick(bool* in_order) {
       if (!taken[j] && bytes[j] <= kOutOfOrderBytes && bytes[j] > bytes[best]) best = j;
   }
   taken[best] = 1;
+  if (++n_taken == taken.size()) all_taken.store(true, std::memory_order_relaxed);
   *in_order = best == lowest_untaken;
   return best;
 }
@@ -1508,6 +1517,20 @@ void Ingestor::Impl::read_walk_file(ThreadedWalk& walk, size_t i, bool in_order,
   };
   bool begun = false;
   hand_over = [&] { push(false); };
+  // At the walk's end a file's ops go to the replay every kStreamBytes of
+  // input, not only at kBatch ops: a mixed-profile file has fewer ops than
+  // that, and the replay, given the last file's ops only at its end, went
+  // on ~2 ms after the workers (one worker's ops queue up behind the other's
+  // file in walk order). Before the end the replay does not wait for them:
+  // batches handed over early only wake it more often (~370 more context
+  // switches in a mixed run).
+  size_t since = 0;
+  auto stream = [&](size_t bytes) {
+    since += bytes;
+    if (since < ThreadedWalk::kStreamBytes) return;
+    since = 0;
+    if (!ops->ops.empty() && walk.all_taken.load(std::memory_order_relaxed)) push(false);
+  };
   try {
     read_bundle_file(
         &walk.plan.files[i],
@@ -1515,8 +1538,13 @@ void Ingestor::Impl::read_walk_file(ThreadedWalk& walk, size_t i, bool in_order,
           if (!begun) begin_chunked_file(*bl.ctx);
           begun = true;
           file_line(bl.raw, bl.line_no, &chunk_rec_line);
+          stream(bl.raw.size() + 1);
         },
-        [&](const BundleBlock& b) { return file_block(b.text, b.first_line_no); },
+        [&](const BundleBlock& b) {
+          const uint64_t n = file_block(b.text, b.first_line_no);
+          stream(b.text.size());
+          return n;
+        },
         [&](const FileContext*) { return begun && file_mode == FileMode::chunk; }, &fstats);
     flush_chunk();
     end_of_file_stream();
@@ -1569,19 +1597,33 @@ std::string Ingestor::Impl::replay_in_walk_order(ThreadedWalk& walk) {
 }
 
 bool Ingestor::read_bundle(const std::string& dir, std::string* error) {
+  return read_bundle(BundleListing::of(dir), error);
+}
+
+bool Ingestor::read_bundle(BundleListing listing, std::string* error) {
   std::lock_guard lock(impl_->mu);
   Impl& m = *impl_;
   if (m.opts.threads > 1) {
     bool declined = false;
-    bool ok = m.read_bundle_threads(dir, m.opts.threads, &declined, error);
+    bool ok = m.read_bundle_threads(listing, m.opts.threads, &declined, error);
     m.have_file = false;
     if (!declined) return ok;
+  }
+  if (!listing.ok) {
+    if (error) *error = listing.error;
+    m.have_file = false;
+    return false;
+  }
+  {
+    Impl::FileCounters notes;  // the listing's, said first as the walk's are
+    notes.fstats = std::move(listing.stats);
+    m.merge(notes);
   }
   const FileContext* cur = nullptr;
   std::string cur_file;
   LogRecord rec;
-  bool ok = for_each_bundle_block(
-      dir,
+  bool ok = read_planned_bundle(
+      listing.dir, &listing.plan,
       [&](const BundleLine& bl) {
         if (bl.ctx != cur || bl.ctx->file != cur_file) {
           cur = bl.ctx;

@@ -250,6 +250,52 @@ TEST_F(IngestorTest, ReadBundleWalksHosts) {
   EXPECT_FALSE(missing.empty());
 }
 
+// A listing made ahead (--threads: on another thread while the KB loads)
+// reads what the directory would, with one thread or two, and a listing of
+// no bundle fails read_bundle with the directory's own message.
+TEST_F(IngestorTest, ReadBundleFromAListingMadeAhead) {
+  write("hosts/node-0017/kern.log", std::string(kXid79) + "\n");
+  write("hosts/node-0017/boot_time", "not a time");  // a listing note
+  write("hosts/node-0018/kern.log", std::string(kXid79) + "\n" + kXid79 + "\n");
+  auto read = [&](bool ahead, unsigned threads) {
+    events_.clear();
+    IngestOptions o;
+    o.threads = threads;
+    auto ing = make(o);
+    std::string err;
+    EXPECT_TRUE(ahead ? ing->read_bundle(BundleListing::of(dir_.string()), &err)
+                      : ing->read_bundle(dir_.string(), &err))
+        << err;
+    ing->finish();
+    std::vector<std::string> got;
+    for (const Event& e : events_) got.push_back(e.name + " " + e.device + " " + e.evidence);
+    for (const std::string& n : ing->stats_snapshot().notes) got.push_back("note " + n);
+    return got;
+  };
+  const auto by_dir = read(false, 1);
+  ASSERT_EQ(std::count_if(by_dir.begin(), by_dir.end(),
+                          [](const std::string& g) {
+                            return g.find("boot_time is not an ISO-8601") != g.npos;
+                          }),
+            1)
+      << ::testing::PrintToString(by_dir);
+  EXPECT_EQ(read(true, 1), by_dir);
+  EXPECT_EQ(read(true, 2), by_dir);
+  EXPECT_EQ(read(false, 2), by_dir);
+
+  const BundleListing none = BundleListing::of((dir_ / "nope").string());
+  EXPECT_FALSE(none.ok);
+  for (unsigned threads : {1u, 2u}) {
+    IngestOptions o;
+    o.threads = threads;
+    std::string by_dir_err, ahead_err;
+    EXPECT_FALSE(make(o)->read_bundle((dir_ / "nope").string(), &by_dir_err));
+    EXPECT_FALSE(make(o)->read_bundle(none, &ahead_err));
+    EXPECT_EQ(ahead_err, by_dir_err);
+    EXPECT_NE(ahead_err.find("no such bundle directory"), std::string::npos) << ahead_err;
+  }
+}
+
 }  // namespace
 }  // namespace reflex
 

@@ -45,6 +45,13 @@ with tempfile.TemporaryDirectory(prefix="reflex-threads-") as tmp:
     other = next(h for h in hosts if h != os.path.basename(os.path.dirname(largest)))
     shutil.copy(largest, os.path.join(two, "hosts", other, os.path.basename(largest)))
     bundles.append(two)
+    # Few large files: the walk's last files (3 MB each) hand their ops to the
+    # replay as they are read (ingestor.cpp, kStreamBytes), not at their end.
+    big = os.path.join(tmp, "mixed-two-hosts")
+    subprocess.run([sys.executable, os.path.join(src, "bench", "gen_logs.py"), "--out", big,
+                    "--mb", "12", "--hosts", "2", "--profile", "mixed"], check=True,
+                   capture_output=True, timeout=TIMEOUT)
+    bundles.append(big)
     for b in bundles:
         name = os.path.basename(b)
         ev1 = run(["events", "--kb", kb, "--stats", "--threads", "1", b])
@@ -61,4 +68,33 @@ with tempfile.TemporaryDirectory(prefix="reflex-threads-") as tmp:
                     failures += 1
                     print(f"DIFFERS: {name} {what} --threads {n} ({len(a)} vs {len(c)} bytes)")
         print(f"{name}: {events} events, --threads 2/3 byte-identical" if not failures else name)
+
+    # What fails says the same with threads (the KB loads beside the inputs,
+    # the topology and the listing: cmd_events.cpp, EventsInputs).
+    ex = bundles[0]
+    bad_topo = os.path.join(tmp, "bad-topology.json")
+    with open(bad_topo, "w") as f:
+        f.write("{not json")
+    no_hosts = os.path.join(tmp, "no-hosts")
+    os.makedirs(no_hosts)
+    cases = {
+        "missing bundle": ["events", "--kb", kb, os.path.join(tmp, "nope")],
+        "bad topology": ["events", "--kb", kb, "--topology", bad_topo, ex],
+        "missing topology": ["events", "--kb", kb, "--topology", os.path.join(tmp, "nope.json"), ex],
+        "no hosts/": ["events", "--kb", kb, no_hosts],
+        "missing KB and bundle": ["events", "--kb", os.path.join(tmp, "nokb"),
+                                  os.path.join(tmp, "nope")],
+    }
+    for what, args in cases.items():
+        got = []
+        for n in ("1", "2"):
+            p = subprocess.run([reflex] + args + ["--threads", n], capture_output=True,
+                               timeout=TIMEOUT)
+            got.append((p.returncode, p.stderr))
+        if got[0][0] != 2 or got[0] != got[1]:
+            failures += 1
+            print(f"DIFFERS: {what}: --threads 1 exit {got[0][0]} {got[0][1]!r}, "
+                  f"--threads 2 exit {got[1][0]} {got[1][1]!r}")
+        else:
+            print(f"{what}: exit 2 and the same message with --threads 2")
 sys.exit(1 if failures else 0)

@@ -136,6 +136,13 @@ void read_bundle_file(BundleFile* file, const std::function<void(const BundleLin
                       const std::function<uint64_t(const BundleBlock&)>& block_fn,
                       const std::function<bool(const FileContext*)>& want_blocks,
                       FormatStats* stats);
+// Every file of a plan in walk order, as for_each_bundle_block reads them
+// after its plan_bundle (errors name bundle_dir).
+bool read_planned_bundle(const std::string& bundle_dir, BundlePlan* plan,
+                         const std::function<void(const BundleLine&)>& fn,
+                         const std::function<uint64_t(const BundleBlock&)>& block_fn,
+                         const std::function<bool(const FileContext*)>& want_blocks,
+                         FormatStats* stats, std::string* error);
 // Appends n to stats->notes unless it is there already (each note said once).
 void add_note(FormatStats* stats, std::string n);
 

@@ -13,12 +13,28 @@
 #include "reflex/event.h"
 #include "reflex/ingest_stats.h"
 #include "reflex/kb.h"
+#include "reflex/log_format.h"
 #include "reflex/log_record.h"
 #include "reflex/topology.h"
 
 namespace reflex {
 
 using EventSink = std::function<void(Event&&)>;
+
+// Additive (--threads): what reading a bundle needs before its first line
+// and without the knowledge base or the topology: its files in walk order
+// (plan_bundle, with the listing's notes) and each file's size. Made ahead,
+// e.g. on a second thread while the knowledge base loads, and then read by
+// Ingestor::read_bundle(BundleListing), which reads what read_bundle(dir) would.
+struct BundleListing {
+  std::string dir;
+  bool ok = false;
+  std::string error;  // !ok: why, as read_bundle(dir) would say it
+  BundlePlan plan;
+  FormatStats stats;             // the listing's notes and counters
+  std::vector<uintmax_t> bytes;  // each plan file's size (0: unknown or not a file)
+  static BundleListing of(const std::string& dir);
+};
 
 // Thread-safety: every public member locks one internal mutex, so several
 // threads may feed one Ingestor (the C API does); lines of one stream must
@@ -52,6 +68,7 @@ class Ingestor {
   // Batch: every hosts/<host>/<file> of a bundle (interfaces.md §3), gz and rotated files included.
   // Returns false and sets *error for an unusable bundle (not a directory, ...).
   bool read_bundle(const std::string& dir, std::string* error);
+  bool read_bundle(BundleListing listing, std::string* error);
   // One file's lines for one host (format detected per line).
   void read_file(const std::string& path, const std::string& bundle_relative,
                  const std::string& host_dir_name);
