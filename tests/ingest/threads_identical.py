@@ -97,4 +97,15 @@ with tempfile.TemporaryDirectory(prefix="reflex-threads-") as tmp:
                   f"--threads 2 exit {got[1][0]} {got[1][1]!r}")
         else:
             print(f"{what}: exit 2 and the same message with --threads 2")
+    # Log files given by path (gathered in a temporary bundle, whose name
+    # no message may carry: it differs between runs).
+    logs = sorted(os.path.join(d, f) for d, _, fs in os.walk(os.path.join(ex, "hosts"))
+                  for f in fs)
+    got = [run(["events", "--kb", kb, "--threads", n] + logs) for n in ("1", "2")]
+    if got[0] != got[1] or not got[0][0]:
+        failures += 1
+        print(f"DIFFERS: log files by path: --threads 1 {got[0]!r} --threads 2 {got[1]!r}")
+    else:
+        n_events = got[0][0].count(b"\n")
+        print(f"log files by path: {n_events} events, the same bytes with --threads 2")
 sys.exit(1 if failures else 0)

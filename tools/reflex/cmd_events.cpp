@@ -112,14 +112,18 @@ std::string note_line(const std::string& msg) {
 
 // --topology, else BUNDLE/topology.json, else an empty topology (said so);
 // null (after a message) when the file does not load. Messages go to *said.
-std::unique_ptr<Topology> events_topology(std::string topo_path, const std::string& bundle,
+std::unique_ptr<Topology> events_topology(std::string topo_path, const InputSet& in_set,
                                           std::vector<std::string>* said) {
+  const std::string& bundle = in_set.bundle_dir();
   std::error_code ec;
   if (topo_path.empty() && fs::exists(fs::path(bundle) / "topology.json", ec))
     topo_path = (fs::path(bundle) / "topology.json").string();
   if (topo_path.empty()) {
-    said->push_back(note_line("no topology (no --topology, no " + bundle +
-                              "/topology.json): every device is a placeholder"));
+    // Log files given by path are gathered in a temporary bundle: its name says nothing.
+    said->push_back(note_line(in_set.is_files()
+                                  ? "no topology (no --topology): every device is a placeholder"
+                                  : "no topology (no --topology, no " + bundle +
+                                        "/topology.json): every device is a placeholder"));
     return Topology::empty();
   }
   TopologyError terr;
@@ -180,7 +184,7 @@ struct EventsInputs {
       said.push_back(note_line(err));
       return;
     }
-    topo = events_topology(topo_path, in_set.bundle_dir(), &said);
+    topo = events_topology(topo_path, in_set, &said);
     if (!topo) return;
     for (const std::string& n : topo->notes()) said.push_back(note_line("note: " + n));
     listing = BundleListing::of(in_set.bundle_dir());
