@@ -75,7 +75,10 @@ field() {  # file, regex with one group (sed -E) -> the group, first match
     thr=$(field "$f" '^reflex events --threads [0-9]+ \(artifact\): wall ([0-9.]+x) .*' | sed 's/^\./0./')
     thr_n=$(field "$f" '^reflex events --threads ([0-9]+) .*')
     same=$(field "$f" '^reflex events --threads .*output (.*)$')
-    echo "| ingest \`$p\` ($size, ${share} match a pattern) | **${art_rg} \`rg\`** from an artifact (${art_s} s; rg ${rg_s} s, \`wc -l\` ${wc_s} s), ${src_rg} from sources; $(grouped "${mls:-0}") matched lines/s; \`--threads ${thr_n}\` **${thr}** the one-thread wall time, output ${same} |"
+    pairs=$(field "$f" '^reflex events --threads .* over ([0-9]+) pairs: .*')
+    rounds=$(field "$f" '^reflex events --threads .* rounds alone ([0-9.]+x), .*' | sed 's/^\./0./')
+    median=$(field "$f" '^reflex events --threads .* median pair ([0-9.]+x)\).*')
+    echo "| ingest \`$p\` ($size, ${share} match a pattern) | **${art_rg} \`rg\`** from an artifact (${art_s} s; rg ${rg_s} s, \`wc -l\` ${wc_s} s), ${src_rg} from sources; $(grouped "${mls:-0}") matched lines/s; \`--threads ${thr_n}\` **${thr}** the one-thread wall time (fastest of ${pairs} pairs each; the rounds alone ${rounds}, median pair ${median}), output ${same} |"
   done
   p50s=() p99s=() rss=()
   for ((i = 1; i <= RUNS; i++)); do
