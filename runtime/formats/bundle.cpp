@@ -299,7 +299,11 @@ uint64_t count_newlines(std::string_view text) {
 bool for_each_bundle_line(const std::string& bundle_dir,
                           const std::function<void(const BundleLine&)>& fn, FormatStats* stats,
                           std::string* error) {
-  return for_each_bundle_block(bundle_dir, fn, nullptr, nullptr, stats, error);
+  FormatStats local;
+  if (!stats) stats = &local;
+  BundlePlan plan;
+  if (!plan_bundle(bundle_dir, &plan, stats, error)) return false;
+  return read_planned_bundle(bundle_dir, &plan, fn, nullptr, nullptr, stats, error);
 }
 
 namespace {
@@ -501,18 +505,6 @@ void read_bundle_file(BundleFile* f, const std::function<void(const BundleLine&)
   if (r.failed())
     add_note(stats, "read error in " + ctx.file + " after line " + std::to_string(line_no) + ": " +
                         r.error() + " (rest of the file skipped)");
-}
-
-bool for_each_bundle_block(const std::string& bundle_dir,
-                           const std::function<void(const BundleLine&)>& fn,
-                           const std::function<uint64_t(const BundleBlock&)>& block_fn,
-                           const std::function<bool(const FileContext*)>& want_blocks,
-                           FormatStats* stats, std::string* error) {
-  FormatStats local;
-  if (!stats) stats = &local;
-  BundlePlan plan;
-  if (!plan_bundle(bundle_dir, &plan, stats, error)) return false;
-  return read_planned_bundle(bundle_dir, &plan, fn, block_fn, want_blocks, stats, error);
 }
 
 bool read_planned_bundle(const std::string& bundle_dir, BundlePlan* plan,

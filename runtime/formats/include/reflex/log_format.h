@@ -95,14 +95,14 @@ bool for_each_bundle_line(const std::string& bundle_dir,
                           const std::function<void(const BundleLine&)>& fn, FormatStats* stats,
                           std::string* error);
 
-// Additive (perf): the same walk, but while want_blocks(ctx) is true for the
-// current file, lines come as blocks of whole lines straight from the read
-// buffer (no per-line call, no copy); `text` holds `lines` lines, each ending
-// in '\n', the first numbered `first_line_no`. A line that spans reads, the
-// last line without '\n' and every line while want_blocks is false go to `fn`.
-// A run of whole lines, each ending in '\n'. Its consumer (block_fn)
-// returns how many lines it holds: the consumer walks the bytes anyway, so
-// they are counted once, not again by the reader.
+// Additive (perf): while want_blocks(ctx) is true for the current file,
+// read_bundle_file and read_planned_bundle (below) give lines as blocks of
+// whole lines straight from the read buffer (no per-line call, no copy);
+// `text` holds whole lines, each ending in '\n', the first numbered
+// `first_line_no`. A line that spans reads, the last line without '\n' and
+// every line while want_blocks is false go to `fn`. The block's consumer
+// (block_fn) returns how many lines it holds: the consumer walks the bytes
+// anyway, so they are counted once, not again by the reader.
 struct BundleBlock {
   const FileContext* ctx;
   std::string_view text;
@@ -110,12 +110,6 @@ struct BundleBlock {
 };
 // Additive (perf): the number of '\n' bytes in `text` (SIMD where available).
 uint64_t count_newlines(std::string_view text);
-
-bool for_each_bundle_block(const std::string& bundle_dir,
-                           const std::function<void(const BundleLine&)>& fn,
-                           const std::function<uint64_t(const BundleBlock&)>& block_fn,
-                           const std::function<bool(const FileContext*)>& want_blocks,
-                           FormatStats* stats, std::string* error);
 
 // Additive (--threads): the walk in two steps, so files can be read in
 // parallel and merged in this order. plan_bundle lists the files in walk
@@ -136,8 +130,8 @@ void read_bundle_file(BundleFile* file, const std::function<void(const BundleLin
                       const std::function<uint64_t(const BundleBlock&)>& block_fn,
                       const std::function<bool(const FileContext*)>& want_blocks,
                       FormatStats* stats);
-// Every file of a plan in walk order, as for_each_bundle_block reads them
-// after its plan_bundle (errors name bundle_dir).
+// Every file of a plan in walk order: for_each_bundle_line after its
+// plan_bundle, with blocks (errors name bundle_dir).
 bool read_planned_bundle(const std::string& bundle_dir, BundlePlan* plan,
                          const std::function<void(const BundleLine&)>& fn,
                          const std::function<uint64_t(const BundleBlock&)>& block_fn,
