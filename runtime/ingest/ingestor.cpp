@@ -332,6 +332,12 @@ struct Ingestor::Impl {
   void walk_worker(ThreadedWalk& walk);
   void read_walk_file(ThreadedWalk& walk, size_t i, bool in_order, OpBatch* ops);
   std::string replay_in_walk_order(ThreadedWalk& walk);
+  // The listing's notes and counters, said before any file's, as the walk's are.
+  void merge_listing_notes(BundleListing& listing) {
+    FileCounters c;
+    c.fstats = std::move(listing.stats);
+    merge(c);
+  }
   void merge(FileCounters& c) {
     const FormatStats& f = c.fstats;
     fstats.lines += f.lines;
@@ -1426,18 +1432,12 @@ BundleListing BundleListing::of(const std::string& dir) {
 
 bool Ingestor::Impl::read_bundle_threads(BundleListing& listing, unsigned n, bool* declined,
                                          std::string* error) {
-  if (!listing.ok) {
-    if (error) *error = listing.error;
-    return false;
-  }
   *declined = !files_keep_threads_busy(listing.bytes);
   if (*declined) return false;
   ThreadedWalk walk;
   walk.plan = std::move(listing.plan);
   walk.bytes = std::move(listing.bytes);
-  FileCounters notes;
-  notes.fstats = std::move(listing.stats);
-  merge(notes);
+  merge_listing_notes(listing);
   walk.dir = listing.dir;
   walk.ahead = ThreadedWalk::kAhead * n;
   walk.slots.resize(walk.plan.files.size());
@@ -1603,22 +1603,18 @@ bool Ingestor::read_bundle(const std::string& dir, std::string* error) {
 bool Ingestor::read_bundle(BundleListing listing, std::string* error) {
   std::lock_guard lock(impl_->mu);
   Impl& m = *impl_;
+  if (!listing.ok) {
+    if (error) *error = listing.error;
+    m.have_file = false;
+    return false;
+  }
   if (m.opts.threads > 1) {
     bool declined = false;
     bool ok = m.read_bundle_threads(listing, m.opts.threads, &declined, error);
     m.have_file = false;
     if (!declined) return ok;
   }
-  if (!listing.ok) {
-    if (error) *error = listing.error;
-    m.have_file = false;
-    return false;
-  }
-  {
-    Impl::FileCounters notes;  // the listing's, said first as the walk's are
-    notes.fstats = std::move(listing.stats);
-    m.merge(notes);
-  }
+  m.merge_listing_notes(listing);
   const FileContext* cur = nullptr;
   std::string cur_file;
   LogRecord rec;

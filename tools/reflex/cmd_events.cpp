@@ -38,8 +38,13 @@ namespace {
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
+// A message of this command, as a whole stderr line.
+std::string note_line(const std::string& msg) {
+  return "reflex events: " + msg + "\n";
+}
+
 void note(const std::string& msg) {
-  std::fprintf(stderr, "reflex events: %s\n", msg.c_str());
+  std::fputs(note_line(msg).c_str(), stderr);
 }
 
 // Where an event's output line sorts, and where it is in Recognized::text.
@@ -104,10 +109,6 @@ void print_patterns(const KnowledgeBase& kb, const std::string& export_fmt) {
                      : export_fmt == "unnamed" ? PatternDialect::unnamed
                                                : PatternDialect::re2;
   for (const std::string& p : export_patterns(kb, d)) std::printf("%s\n", p.c_str());
-}
-
-std::string note_line(const std::string& msg) {
-  return "reflex events: " + msg + "\n";
 }
 
 // --topology, else BUNDLE/topology.json, else an empty topology (said so);
