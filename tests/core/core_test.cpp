@@ -1,8 +1,13 @@
 // reflex_model: value normalisation, times, artifact round trip and refusal.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <thread>
 
 #include "reflex/artifact.h"
 #include "reflex/time.h"
@@ -163,6 +168,38 @@ TEST(Artifact, RoundTripAndRefusals) {
   EXPECT_FALSE(is_artifact_file(path));
   EXPECT_FALSE(load_artifact(path, &err));
   std::remove(path.c_str());
+}
+
+// An artifact that is not a regular file is read, not mapped: the same KB
+// through a FIFO; an empty file, a missing one and a directory are refused
+// with a message.
+TEST(Artifact, ReadThroughAPipeAndRefusedWhenEmptyOrMissing) {
+  const KnowledgeBase kb = sample_kb();
+  const std::string dir = ::testing::TempDir();
+  const std::string path = dir + "/kb-pipe.rfxc", fifo = dir + "/kb-pipe.fifo";
+  std::string err;
+  ASSERT_TRUE(save_artifact(kb, path, &err)) << err;
+  std::remove(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  std::thread writer([&] {
+    std::ifstream in(path, std::ios::binary);
+    std::ofstream out(fifo, std::ios::binary);  // blocks until the reader opens it
+    out << in.rdbuf();
+  });
+  auto back = load_artifact(fifo, &err);
+  writer.join();
+  ASSERT_TRUE(back) << err;
+  EXPECT_EQ(kb_to_cbor(*back), kb_to_cbor(kb));
+
+  { std::ofstream empty(path, std::ios::trunc); }
+  EXPECT_FALSE(load_artifact(path, &err));
+  EXPECT_NE(err.find("not a Reflex knowledge-base artifact"), std::string::npos) << err;
+  std::remove(path.c_str());
+  std::remove(fifo.c_str());
+  EXPECT_FALSE(load_artifact(path, &err));
+  EXPECT_NE(err.find("cannot open"), std::string::npos) << err;
+  EXPECT_FALSE(load_artifact(dir, &err));  // a directory: opened, but not readable
+  EXPECT_NE(err.find("cannot read"), std::string::npos) << err;
 }
 
 TEST(EngineVersion, Requirements) {
