@@ -3,11 +3,11 @@
 #include "block_factor.h"
 
 #include "reflex/artifact.h"
+#include "reflex/huge_pages.h"
 #include "reflex/ingest.h"
 #include "reflex/pattern.h"
 
 #include <hs.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -19,24 +19,16 @@ namespace reflex::ingest {
 
 namespace {
 // A serialised database made usable in memory of our own rather than
-// Hyperscan's plain malloc: a database of 256 KiB or more is put in whole
-// 2 MiB pages, aligned and advised as huge pages. The cache's two databases
-// are ~0.9 MB each, ~450 fresh pages faulted as Hyperscan filled them (~10
-// us each on a VM, all before the first line is read); with huge pages, a
-// fault each, for ~1 MB more of resident memory each.
+// Hyperscan's plain malloc: a database of 256 KiB or more is put in huge
+// pages (reflex/huge_pages.h). The cache's two databases are ~0.9 MB each,
+// ~450 fresh pages faulted as Hyperscan filled them, all before the first
+// line is read; with huge pages, a fault each, for ~1 MB more resident each.
 // hs_free_database frees it with free(), Hyperscan's default allocator.
 hs_database_t* deserialize_database(const char* bytes, size_t len) {
   size_t size = 0;
   if (hs_serialized_database_size(bytes, len, &size) != HS_SUCCESS || size == 0) return nullptr;
-  constexpr size_t kHuge = size_t{2} << 20;
-  void* mem = nullptr;
-  if (size >= kHuge / 8) {
-    const size_t cap = (size + kHuge - 1) / kHuge * kHuge;
-    mem = std::aligned_alloc(kHuge, cap);
-    if (mem) (void)madvise(mem, cap, MADV_HUGEPAGE);  // advice only
-  } else {
-    mem = std::malloc(size);  // 16-byte aligned; Hyperscan needs 8
-  }
+  // Either is 16-byte aligned; Hyperscan needs 8.
+  void* mem = size >= kHugePage / 8 ? alloc_huge_pages(size) : std::malloc(size);
   if (!mem) return nullptr;
   auto* db = static_cast<hs_database_t*>(mem);
   if (hs_deserialize_database_at(bytes, len, db) != HS_SUCCESS) {

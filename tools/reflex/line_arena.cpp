@@ -1,7 +1,8 @@
 #include "line_arena.h"
 
-#include <sys/mman.h>
+#include "reflex/huge_pages.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -31,11 +32,9 @@ void LineArena::release() {
 LineArena::Ref LineArena::add(std::string_view line) {
   const size_t need = line.size() + 1;
   if (chunks_.empty() || chunks_.back().cap - chunks_.back().used < need) {
-    const size_t cap = (need + kChunk - 1) / kChunk * kChunk;
-    void* p = std::aligned_alloc(kChunk, cap);
+    size_t cap = 0;
+    void* p = alloc_huge_pages(std::max(need, kChunk), &cap);
     if (!p) throw std::bad_alloc();
-    // Only advice: where huge pages are not offered it changes nothing.
-    (void)madvise(p, cap, MADV_HUGEPAGE);
     chunks_.push_back({static_cast<char*>(p), cap, 0});
   }
   Chunk& c = chunks_.back();

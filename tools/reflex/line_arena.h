@@ -12,15 +12,13 @@ namespace reflex::cli {
 // Ref. A std::string that doubles copies its bytes again at each growth and
 // touches about twice the pages it ends with, and a fresh page is a fault:
 // ~10 us each on a VM, ~25 ms for the 4 MB of events of a 256 MB bundle.
-// Chunks are 2 MiB, aligned and advised as huge pages where the kernel
-// offers them for advised memory (THP "madvise"): then a chunk is one
-// fault, not 512.
+// Chunks are huge pages (reflex/huge_pages.h): one fault each, not 512.
 class LineArena {
  public:
   struct Ref {
     uint32_t chunk = 0, off = 0, len = 0;
   };
-  static constexpr size_t kChunk = size_t{2} << 20;
+  static constexpr size_t kChunk = size_t{2} << 20;  // reflex::kHugePage
 
   LineArena() = default;
   ~LineArena();
