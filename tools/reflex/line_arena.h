@@ -1,6 +1,8 @@
 // Output lines kept until they can be written in order (`reflex events`).
 #pragma once
 
+#include "reflex/huge_pages.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -18,7 +20,7 @@ class LineArena {
   struct Ref {
     uint32_t chunk = 0, off = 0, len = 0;
   };
-  static constexpr size_t kChunk = size_t{2} << 20;  // reflex::kHugePage
+  static constexpr size_t kChunk = kHugePage;
 
   LineArena() = default;
   ~LineArena();
