@@ -117,12 +117,14 @@ void from_json(const json& j, Signature& s) {
 
 // A CBOR byte string, not an array of numbers: the database is ~0.5 MB.
 void to_json(json& j, const MatcherCache& c) {
-  j = json{{"key", c.key}, {"data", json::binary(c.data)}};
+  j = json{{"key", c.key},
+           {"data", json::binary(std::vector<uint8_t>(c.data.begin(), c.data.end()))}};
 }
 void from_json(const json& j, MatcherCache& c) {
   c.key = j.value("key", std::string());
   c.data.clear();
-  if (auto it = j.find("data"); it != j.end() && it->is_binary()) c.data = it->get_binary();
+  if (auto it = j.find("data"); it != j.end() && it->is_binary())
+    c.data.assign(it->get_binary().begin(), it->get_binary().end());
 }
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KnowledgeBase, meta, artifact, matcher_cache,
@@ -182,8 +184,13 @@ class DepthLimitedSax : public nlohmann::json_sax<json> {
  public:
   // drop_examples: the signatures' examples and near misses are read past,
   // not built (38% of the signatures' bytes; only reflexc reads them).
-  DepthLimitedSax(json& out, bool drop_examples)
-      : dom_(out, /*allow_exceptions=*/false), drop_examples_(drop_examples) {}
+  // Decodes one top-level member's value (its key given) as if inside the
+  // document's object, which is depth 1.
+  DepthLimitedSax(json& out, bool drop_examples, std::string_view top_key)
+      : dom_(out, /*allow_exceptions=*/false),
+        depth_(1),
+        drop_examples_(drop_examples),
+        top_key_(top_key) {}
   bool null() override { return dropped() || dom_.null(); }
   bool boolean(bool v) override { return dropped() || dom_.boolean(v); }
   bool number_integer(number_integer_t v) override { return dropped() || dom_.number_integer(v); }
@@ -201,7 +208,6 @@ class DepthLimitedSax : public nlohmann::json_sax<json> {
   }
   bool key(string_t& v) override {
     if (skip_depth_ > 0) return true;
-    if (depth_ == 1) top_key_ = v;
     if (drop_examples_ && depth_ == 3 && top_key_ == "signatures" &&
         (v == "examples" || v == "near_misses")) {
       skip_value_ = true;
@@ -290,7 +296,6 @@ std::optional<KnowledgeBase> kb_from_cbor_bytes(const uint8_t* begin, const uint
   }
   std::optional<MatcherCache> cache;
   std::vector<const CborMember*> kept;
-  size_t kept_bytes = 0;
   for (const CborMember& m : members) {
     if (!wanted(m.key, parts)) continue;
     MatcherCache c;
@@ -299,28 +304,28 @@ std::optional<KnowledgeBase> kb_from_cbor_bytes(const uint8_t* begin, const uint
       continue;
     }
     kept.push_back(&m);
-    kept_bytes += m.item_size();
   }
-  // The kept members under a map head of their own, copied once.
-  std::vector<uint8_t> doc;
-  doc.reserve(kept_bytes + 9);
-  cbor_put_map_head(&doc, kept.size());
-  for (const CborMember* m : kept) doc.insert(doc.end(), m->item, m->item + m->item_size());
-  // allow_exceptions=false is not enough: nlohmann 3.11's DOM builder still
-  // throws out_of_range for a declared array size beyond max_size (found by
-  // the artifact fuzz target), so a hostile artifact is caught here as well.
-  json j;
-  bool ok = false;
-  try {
-    DepthLimitedSax sax(j, !parts.examples);
-    ok = json::sax_parse(doc.begin(), doc.end(), &sax, json::input_format_t::cbor,
-                         /*strict=*/true);
-  } catch (const json::exception&) {
-    ok = false;
-  }
-  if (!ok || j.is_discarded() || !j.is_object()) {
-    if (error) *error = corrupt;
-    return std::nullopt;
+  // Each kept member's value decoded where it lies (the scan bounded it), into
+  // the document's object. allow_exceptions=false is not enough: nlohmann
+  // 3.11's DOM builder still throws out_of_range for a declared array size
+  // beyond max_size (found by the artifact fuzz target), so a hostile
+  // artifact is caught here as well.
+  json j = json::object();
+  for (const CborMember* m : kept) {
+    json value;
+    bool ok = false;
+    try {
+      DepthLimitedSax sax(value, !parts.examples, m->key);
+      ok = json::sax_parse(m->value, m->value + m->value_size, &sax, json::input_format_t::cbor,
+                           /*strict=*/true);
+    } catch (const json::exception&) {
+      ok = false;
+    }
+    if (!ok || value.is_discarded()) {
+      if (error) *error = corrupt;
+      return std::nullopt;
+    }
+    j[std::string(m->key)] = std::move(value);
   }
   try {
     KnowledgeBase kb = j.get<KnowledgeBase>();

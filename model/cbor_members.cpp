@@ -97,11 +97,9 @@ bool cbor_map_members(const uint8_t* p, size_t n, std::vector<CborMember>* out) 
       }
     }
     uint64_t klen = 0;
-    const size_t key_at = at;
     if (!read_head(p, n, &at, &major, &klen) || major != 3 || klen == ~uint64_t{0} || n - at < klen)
       return false;
     CborMember m;
-    m.item = p + key_at;
     m.key = std::string_view(reinterpret_cast<const char*>(p + at), static_cast<size_t>(klen));
     at += static_cast<size_t>(klen);
     const size_t vb = at;
@@ -122,20 +120,6 @@ bool cbor_string(const uint8_t* p, size_t n, int want, const uint8_t** data, siz
   *data = p + at;
   *size = static_cast<size_t>(len);
   return true;
-}
-
-void cbor_put_map_head(std::vector<uint8_t>* out, uint64_t count) {
-  constexpr uint8_t kMap = 5 << 5;
-  if (count < 24) {
-    out->push_back(static_cast<uint8_t>(kMap | count));
-    return;
-  }
-  int bytes = count <= 0xff ? 1 : count <= 0xffff ? 2 : count <= 0xffffffffu ? 4 : 8;
-  out->push_back(static_cast<uint8_t>(kMap | (bytes == 1   ? 24
-                                              : bytes == 2 ? 25
-                                              : bytes == 4 ? 26
-                                                           : 27)));
-  for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<uint8_t>(count >> (8 * i)));
 }
 
 }  // namespace reflex

@@ -15,10 +15,8 @@ namespace reflex {
 
 struct CborMember {
   std::string_view key;            // a text-string key
-  const uint8_t* item = nullptr;   // the member's encoded bytes: key, then value
   const uint8_t* value = nullptr;  // the value's encoded bytes
   size_t value_size = 0;
-  size_t item_size() const { return static_cast<size_t>(value - item) + value_size; }
 };
 
 // The members of the map that is all of [p, p + n), in order; false when it
@@ -28,8 +26,5 @@ bool cbor_map_members(const uint8_t* p, size_t n, std::vector<CborMember>* out);
 // A definite byte (major 2) or text (major 3) string that is all of
 // [p, p + n): its bytes; false otherwise.
 bool cbor_string(const uint8_t* p, size_t n, int major, const uint8_t** data, size_t* size);
-
-// The CBOR head of a definite map of `count` members.
-void cbor_put_map_head(std::vector<uint8_t>* out, uint64_t count);
 
 }  // namespace reflex

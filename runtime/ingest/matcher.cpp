@@ -268,7 +268,8 @@ namespace {
 // prefilter retries are in them), u32 length and hs_serialize_database's
 // bytes of the exact database; then, if some pattern is cut, one byte per
 // pattern (1 = cut) and the factor database's serialized bytes.
-void put_u32(std::vector<uint8_t>* out, uint32_t v) {
+template <class Bytes>
+void put_u32(Bytes* out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * i)));
 }
 uint32_t get_u32(const uint8_t* p) {
@@ -288,7 +289,7 @@ std::string Matcher::shared_cache_key(const std::vector<std::string>& texts) {
   return sha256_hex(material);
 }
 
-hs_database* Matcher::load_cached(const std::vector<uint8_t>& data, std::vector<unsigned>* flags,
+hs_database* Matcher::load_cached(std::span<const uint8_t> data, std::vector<unsigned>* flags,
                                   std::string* why) const {
   const size_t n = c_->patterns.size();
   if (data.size() < 4 || get_u32(data.data()) != n || data.size() < 8 + 4 * n ||
@@ -331,7 +332,7 @@ bool Matcher::export_cache(MatcherCache* out) const {
 
 // The factor section of a cache (after the exact database): false when it
 // is absent, damaged or foreign (then it is compiled).
-bool Matcher::load_factor_database(const std::vector<uint8_t>& data, size_t offset) {
+bool Matcher::load_factor_database(std::span<const uint8_t> data, size_t offset) {
   const size_t n = c_->patterns.size();
   if (offset + n >= data.size()) return false;
   const char* bytes = reinterpret_cast<const char*>(data.data() + offset + n);

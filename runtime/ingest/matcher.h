@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -154,7 +155,7 @@ class Matcher {
   bool build_shared(const MatcherCache& cache, std::vector<std::string>* notes);
   bool compile_factor_database(const std::vector<std::string>& texts,
                                const std::vector<unsigned>& flags);
-  bool load_factor_database(const std::vector<uint8_t>& data, size_t offset);
+  bool load_factor_database(std::span<const uint8_t> data, size_t offset);
   void recheck_cut_lines(std::string_view buf, std::vector<BlockLine>* lines,
                          std::vector<uint32_t>* hits) const;
   void add_signatures(const KnowledgeBase& kb, std::vector<std::string>* notes);
@@ -162,7 +163,7 @@ class Matcher {
   void compile_chunk_database();
   static std::string shared_cache_key(const std::vector<std::string>& texts);
   static bool patterns_checked_by_artifact(const KnowledgeBase& kb);
-  hs_database* load_cached(const std::vector<uint8_t>& data, std::vector<unsigned>* flags,
+  hs_database* load_cached(std::span<const uint8_t> data, std::vector<unsigned>* flags,
                            std::string* why) const;
 };
 

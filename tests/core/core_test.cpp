@@ -4,12 +4,15 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <thread>
 
 #include "reflex/artifact.h"
+#include "reflex/huge_pages.h"
 #include "reflex/time.h"
 #include "reflex/values.h"
 
@@ -200,6 +203,29 @@ TEST(Artifact, ReadThroughAPipeAndRefusedWhenEmptyOrMissing) {
   EXPECT_NE(err.find("cannot open"), std::string::npos) << err;
   EXPECT_FALSE(load_artifact(dir, &err));  // a directory: opened, but not readable
   EXPECT_NE(err.find("cannot read"), std::string::npos) << err;
+}
+
+// Whole 2 MiB pages, aligned, freed by std::free; the allocator (the
+// artifact's matcher database) holds bytes like any vector's.
+TEST(HugePages, WholeAlignedPagesAndAVectorOfThem) {
+  size_t cap = 0;
+  void* p = alloc_huge_pages(1, &cap);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(cap, kHugePage);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kHugePage, 0u);
+  std::free(p);
+  p = alloc_huge_pages(kHugePage + 1, &cap);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(cap, 2 * kHugePage);
+  std::free(p);
+
+  std::vector<uint8_t, HugePageAllocator<uint8_t>> v;
+  for (size_t i = 0; i < 3 * kHugePage; ++i) v.push_back(static_cast<uint8_t>(i * 31));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % kHugePage, 0u);
+  const auto copy = v;
+  EXPECT_EQ(copy, v);
+  for (size_t i : {size_t{0}, kHugePage - 1, kHugePage, 3 * kHugePage - 1})
+    EXPECT_EQ(copy[i], static_cast<uint8_t>(i * 31)) << i;
 }
 
 TEST(EngineVersion, Requirements) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "reflex/huge_pages.h"
+
 namespace reflex {
 
 // Built-in device kinds; they mirror the topology file (interfaces.md §1-2).
@@ -280,7 +282,7 @@ struct ArtifactInfo {
 // CPU; otherwise (another machine, edited patterns, damage) it compiles.
 struct MatcherCache {
   std::string key;
-  std::vector<uint8_t> data;
+  std::vector<uint8_t, HugePageAllocator<uint8_t>> data;
   bool empty() const { return data.empty(); }
 };
 
