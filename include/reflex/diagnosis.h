@@ -51,6 +51,10 @@ struct RootCause {
   std::string confidence;
   std::string check;  // the KB's `check`, placeholders expanded; "" when none
   bool latent = false;
+  // "" when the input holds the root's evidence; "named_by_peer" for a host
+  // known only from its peers' lines (no log of its own in the input):
+  // confidence low, never evicted.
+  std::string basis;
   std::vector<ChainLink> chain;  // root first, trigger (or the symptom reached) last
   int explains = 0;              // how many of the incident's symptoms it explains
   std::string why;               // why it ranks where it does (text output)

@@ -6,12 +6,14 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
 #include <unordered_set>
 
 #include "index.h"
+#include "unclassified.h"
 #include "reflex/artifact.h"
 #include "reflex/event_json.h"
 #include "reflex/ingest.h"
@@ -258,7 +260,7 @@ struct Engine::Impl {
       return;
     }
     ing->finish();
-    add_stats(ingest_done, ing->stats());
+    add_stats(ingest_done, ing->stats(), o.ingest.unrecognized_samples);
     // The next ingestor counts its storm generations from 0 again: keep the
     // engine's generation moving forward across the swap (OpenStorms).
     ing->with_open_storms(
@@ -267,7 +269,7 @@ struct Engine::Impl {
   }
   uint64_t storm_generation_base = 0;
 
-  static void add_stats(IngestStats& a, const IngestStats& b) {
+  static void add_stats(IngestStats& a, const IngestStats& b, size_t samples) {
     a.lines += b.lines;
     a.bytes += b.bytes;
     a.matched_lines += b.matched_lines;
@@ -289,7 +291,7 @@ struct Engine::Impl {
     a.unrecognized_lines += b.unrecognized_lines;
     for (auto& [k, v] : b.unrecognized_by_suspect) a.unrecognized_by_suspect[k] += v;
     for (auto& u : b.unrecognized_samples)
-      if (a.unrecognized_samples.size() < 10) a.unrecognized_samples.push_back(u);
+      if (a.unrecognized_samples.size() < samples) a.unrecognized_samples.push_back(u);
     for (auto& n : b.notes)
       if (std::find(a.notes.begin(), a.notes.end(), n) == a.notes.end()) a.notes.push_back(n);
   }
@@ -528,6 +530,7 @@ void Engine::feed_envelope(std::string_view json_line) {
 void Engine::feed_line(const std::string& host, Transport transport, std::string_view line,
                        std::string_view evidence_file, uint64_t line_no) {
   impl_->locked([&] {
+    if (!host.empty()) impl_->ix->mark_input_host(impl_->in.id(host));
     impl_->ingestor().feed_line(host, transport, line, evidence_file, line_no);
     impl_->process(false);
   });
@@ -540,11 +543,41 @@ void Engine::feed_event(Event ev) {
   });
 }
 
+namespace {
+// The hosts a bundle holds lines of: hosts/<host>/ with a non-empty regular
+// file somewhere below it (a host whose directory is missing or empty is
+// known only from other hosts' lines). A listing error leaves the set short:
+// a host missing from it is at worst not called silent.
+std::vector<std::string> bundle_input_hosts(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator h(fs::path(dir) / "hosts", ec), end; !ec && h != end;
+       h.increment(ec)) {
+    std::error_code fec;
+    if (!h->is_directory(fec)) continue;
+    size_t seen = 0;
+    for (fs::recursive_directory_iterator f(h->path(), fec), fend; !fec && f != fend && seen < 4096;
+         f.increment(fec), ++seen) {
+      std::error_code sec;
+      if (f->is_regular_file(sec) && f->file_size(sec) > 0 && !sec) {
+        out.push_back(h->path().filename().string());
+        break;
+      }
+    }
+  }
+  return out;
+}
+}  // namespace
+
 bool Engine::read_bundle(const std::string& dir, std::string* error) {
   bool ok = false;
   impl_->locked([&] {
     ok = impl_->ingestor().read_bundle(dir, error);
     impl_->ing->finish();
+    if (ok)
+      for (const std::string& h : bundle_input_hosts(dir))
+        impl_->ix->mark_input_host(impl_->in.id(h));
   });
   return ok;
 }
@@ -611,6 +644,7 @@ std::vector<Diagnosis> Engine::diagnose_all() {
     v = batch(*impl_->kb, *impl_->ki, *impl_->topo, *impl_->ix, impl_->o);
   });
   IngestStats st = stats().ingest;
+  engine::add_unclassified_roots(&v, st, *topology());
   for (auto& d : v)
     for (auto& n : input_notes(st, d.root_causes.empty())) d.notes.push_back(n);
   return v;
@@ -665,7 +699,8 @@ EngineStats Engine::stats() const {
   EngineStats s = impl_->st;
   s.indexed_events = impl_->ix->size();
   s.ingest = impl_->ingest_done;
-  if (impl_->ing) Impl::add_stats(s.ingest, impl_->ing->stats());
+  if (impl_->ing)
+    Impl::add_stats(s.ingest, impl_->ing->stats(), impl_->o.ingest.unrecognized_samples);
   return s;
 }
 

@@ -459,6 +459,7 @@ void EventIndex::carry_hosts(const EventIndex& old) {
     mine.last = std::max(mine.last, info.last);
     mine.nowall = mine.nowall || info.nowall;
   }
+  input_hosts_.insert(old.input_hosts_.begin(), old.input_hosts_.end());
   max_wall_ = std::max(max_wall_, old.max_wall_);
   any_nowall_ = any_nowall_ || old.any_nowall_;
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "line_store.h"
@@ -190,6 +191,14 @@ class EventIndex {
   bool host_has_nowall(uint32_t h) const;
   // True when some host other than `h` logged after `t`.
   bool others_logged_after(uint32_t h, int64_t t) const;
+  // Hosts the input holds lines of, beside those with an event (a bundle's
+  // host directories with a non-empty file, the hosts of fed lines). A host
+  // with neither is known only from other hosts' lines: its silence is no
+  // evidence.
+  void mark_input_host(uint32_t h) { input_hosts_.insert(h); }
+  bool host_has_input(uint32_t h) const {
+    return h != kNone && (hosts_.count(h) > 0 || input_hosts_.count(h) > 0);
+  }
   size_t host_count() const { return hosts_.size(); }  // hosts with at least one event
   // Distinct logging hosts (Rec::src_host) of by_name(name)'s events, wall
   // then nowall, at most `budget` of them (0 when none). The budget counts as
@@ -300,6 +309,7 @@ class EventIndex {
     bool nowall = false;
   };
   std::unordered_map<uint32_t, HostInfo> hosts_;
+  std::unordered_set<uint32_t> input_hosts_;
   // advise_huge_pages(): per array, how much of its buffer was advised.
   HugeAdvice advised_[6];
   int64_t max_wall_ = kNoWall;

@@ -70,6 +70,7 @@ json diag_json(const Diagnosis& d) {
     if (!r.component.empty()) rj["component"] = r.component;
     if (!r.description.empty()) rj["description"] = r.description;
     if (r.latent) rj["latent"] = true;
+    if (!r.basis.empty()) rj["basis"] = r.basis;
     rj["explains"] = r.explains;
     json chain = json::array();
     for (auto& l : r.chain) {
@@ -200,7 +201,10 @@ std::string diagnosis_to_text(const Diagnosis& d) {
       s += "\nRoot cause: " + r.device + "  [" + r.fault_class +
            (r.subclass.empty() ? "" : "/" + r.subclass) + "]  score " + score +
            (r.confidence.empty() ? "" : ", confidence " + r.confidence) + "\n";
-      s += "  event:       " + r.event + (r.latent ? " (hypothesised, no log line)" : "") +
+      s += "  event:       " + r.event +
+           (r.basis == "named_by_peer" ? " (named by its peers; no log of its own in this input)"
+            : r.latent                 ? " (hypothesised, no log line)"
+                                       : "") +
            ", severity " + to_string(r.severity) + "\n";
       if (!r.description.empty()) s += "  description: " + r.description + "\n";
       if (!r.component.empty()) s += "  component:   " + r.component + "\n";

@@ -47,6 +47,8 @@ struct Hyp {
   int64_t t_est = kNoWall;  // latest time consistent with every effect
   bool valid = true;
   bool silent_unknown = false;
+  // A silent latent on a host the input holds no line of: named by its peers.
+  bool named_by_peer = false;
   int rival_roots = 0;   // distinct devices of the observed root candidates it explains
   size_t quorum_of = 0;  // with a quorum share: the devices the share was taken of
 };
@@ -1233,14 +1235,22 @@ void Reasoner::hypothesise_group(const Latent& lat, const std::string& dev,
 
 // Silent latents: the host logged nothing after the hypothesised time while
 // its peers kept logging (judged against the peers, never "who logged least").
-// Hypotheses from index `first` on are judged.
+// A hypothesis on a host the input holds no line of is named by its peers
+// only (never silent: absence of input is not silence). Hypotheses from index
+// `first` on are judged.
 void Reasoner::judge_silent(size_t first) {
   int64_t skew = static_cast<int64_t>(o_.clock_skew_s * 1e6);
   std::vector<uint32_t> node_of_hyp(hyps_.size(), kNone);
   for (const auto& [key, hn] : hyp_node_) node_of_hyp[static_cast<size_t>(nodes_[hn].hyp)] = hn;
   for (size_t i = first; i < hyps_.size(); ++i) {
     Hyp& h = hyps_[i];
-    if (!h.latent->silent) continue;
+    const uint32_t host_id = h.host.empty() ? kNone : in_.find(h.host);
+    if (!h.latent->silent) {
+      // Any hypothesis on a host the input holds no line of rests on its
+      // peers' word alone.
+      if (!h.host.empty() && !ix_.host_has_input(host_id)) h.named_by_peer = true;
+      continue;
+    }
     // A host that logged the effect itself was alive after the cause: its
     // silence cannot explain it. Without an effect seen by another host the
     // hypothesis has no ground, whatever the clocks say.
@@ -1254,7 +1264,14 @@ void Reasoner::judge_silent(size_t first) {
       h.valid = false;
       continue;
     }
-    uint32_t hid = h.host.empty() ? kNone : in_.find(h.host);
+    const uint32_t hid = host_id;
+    // Absence of input is not silence: a host the input holds no line of is
+    // known only because its peers name it. It stays a candidate, named by
+    // them, never called silent (nor evicted: choose_evictions).
+    if (!ix_.host_has_input(hid)) {
+      h.named_by_peer = true;
+      continue;
+    }
     if (h.t_est == kNoWall) {
       h.silent_unknown = true;
       continue;
@@ -1339,6 +1356,7 @@ void Reasoner::assess_confidence(Diagnosis* d, bool fallback) const {
     const double ratio = rcs[i].score > 0 ? next / rcs[i].score : 1.0;
     int level = ratio < 0.5 ? 2 : ratio < 0.8 ? 1 : 0;
     if (rcs[i].latent) level = std::min(level, 1);
+    if (!rcs[i].basis.empty()) level = 0;  // named by a peer, or unclassified
     if (fallback) level = 0;
     rcs[i].confidence = level == 2 ? "high" : level == 1 ? "medium" : "low";
   }
@@ -1398,7 +1416,11 @@ std::string incident_id(const EventRef& r) {
 // differing line goes to *odd_ev (its fields fill the latent's text).
 void Reasoner::note_hypothesis(const Hyp& h, std::optional<Event>* odd_ev) {
   std::string t = h.t_est == kNoWall ? std::string("the failure") : format_time_us(h.t_est);
-  if (h.latent->silent)
+  if (h.named_by_peer) {
+    note("no logs from " + h.host + " in this input: it is named only by its peers' errors, so " +
+         h.latent->name + " on " + h.device + " is a lead, not a finding; the kernel log and " +
+         "the ranks' output of " + h.host + " decide (not evicted)");
+  } else if (h.latent->silent)
     note("hypothesised " + h.latent->name + " on " + h.device + ": " +
          (h.host.empty() ? h.device : h.host) + " logged nothing after " + t +
          " while its peers kept logging" +
@@ -1477,6 +1499,7 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
       rc.check = h.latent->check;
       host = h.host;
       rc.latent = true;
+      if (h.named_by_peer) rc.basis = "named_by_peer";
       note_hypothesis(h, &odd_ev);
     } else {
       const Signature* s = ki_.signature(ix_.rec(g.ev).name);
@@ -1506,6 +1529,13 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     rc.check = expand(rc.check, tev, rc.device, host);
     rc.description = expand(description, tev, rc.device, host);
     rc.remediation = remediation;
+    if (rc.basis == "named_by_peer") {
+      rc.description = "named by its peers' errors; the input holds no logs from " +
+                       (host.empty() ? rc.device : host) + ". If it failed: " + rc.description;
+      rc.remediation.clear();  // no drain on a guess
+      rc.action = "first fetch the kernel log and the ranks' output of " +
+                  (host.empty() ? rc.device : host) + "; if they confirm it: " + rc.action;
+    }
     rc.explains = sc.covered;
     rc.why = score_why(sc, syms.size(), fallback);
     rc.chain = chain_of(sc, root, &order_unknown);
@@ -1648,6 +1678,7 @@ Reasoner::Scored Reasoner::score_root(uint32_t r, const std::vector<uint32_t>& s
   if (g.hyp >= 0) {
     s *= o_.latent_penalty;
     if (hyps_[static_cast<size_t>(g.hyp)].silent_unknown) s *= 0.8;
+    if (hyps_[static_cast<size_t>(g.hyp)].named_by_peer) s *= 0.5;
   }
   auto sy = sympathetic_to_.find(r);
   if (sy != sympathetic_to_.end()) s *= 0.5;
@@ -1738,8 +1769,11 @@ void Reasoner::choose_evictions(Diagnosis* d, const std::vector<Scored>& scored)
   // is acted on without one.
   const RootCause* root = d->root_causes.empty() ? nullptr : &d->root_causes[0];
   const bool at_fault = root && kb_.nature_evicts(root->nature);
-  const bool evict = at_fault && root->severity >= Severity::major;
-  if (root && !evict)
+  const bool evict = at_fault && root->severity >= Severity::major && root->basis.empty();
+  if (root && !root->basis.empty())
+    note("no eviction: " + root->device + " has no line of its own in this input (" +
+         root->basis + ")");
+  else if (root && !evict)
     note("no eviction: the root cause is " +
          (!at_fault ? root->nature
                     : root->nature + " of " + to_string(root->severity) + " severity") +
