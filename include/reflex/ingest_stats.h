@@ -21,6 +21,11 @@ struct IngestOptions {
   // read_bundle: files read by this many threads, merged in walk order
   // (events, storms, counters and notes identical to one thread).
   unsigned threads = 1;
+  // Unrecognized (suspect-flagged) lines kept verbatim in IngestStats: at most
+  // this many, and the first unrecognized_per_suspect of each suspect (per
+  // file when reading with threads). `reflex events --unrecognized` raises both.
+  size_t unrecognized_samples = 10;
+  uint64_t unrecognized_per_suspect = 3;
 };
 
 // A line that looked like fault evidence but matched no signature.

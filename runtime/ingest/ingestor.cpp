@@ -225,7 +225,7 @@ struct Ingestor::Impl {
   EventTime replay_time;
   FieldValues replay_fields;
   // A worker's unrecognised lines of this file past each suspect's first
-  // kPerSuspect: never samples (those are the first few of each suspect in
+  // opts.unrecognized_per_suspect: never samples (the first few of each suspect in
   // walk order), so they travel as one count per suspect, not one op each
   // (a benign mlx5 chatter line in every 13th kernel line made 100,000 ops).
   std::vector<uint64_t> unrec_in_file, unrec_extra;
@@ -1219,7 +1219,7 @@ struct Ingestor::Impl {
         unrec_in_file.assign(matcher.signatures().size(), 0);
         unrec_extra.assign(matcher.signatures().size(), 0);
       }
-      if (record && ++unrec_in_file[suspect] > kPerSuspect)
+      if (record && ++unrec_in_file[suspect] > opts.unrecognized_per_suspect)
         ++unrec_extra[suspect];
       else if (record) {
         Op& op = add_op();
@@ -1315,7 +1315,7 @@ struct Ingestor::Impl {
 
   // A line that looks like fault evidence (a `suspect` matched) but that no
   // signature recognised: counted per suspect, the first few kept verbatim.
-  static constexpr size_t kMaxUnrecognised = 300, kSamples = 10, kPerSuspect = 3;
+  static constexpr size_t kMaxUnrecognised = 300;
   void count_unrecognised(uint32_t si, uint64_t n) {
     stats.unrecognized_lines += n;
     stats.unrecognized_by_suspect[matcher.signatures()[si].sig->name] += n;
@@ -1326,7 +1326,8 @@ struct Ingestor::Impl {
     const std::string& name = matcher.signatures()[si].sig->name;
     uint64_t& n = stats.unrecognized_by_suspect[name];
     ++n;
-    if (n <= kPerSuspect && stats.unrecognized_samples.size() < kSamples) {
+    if (n <= opts.unrecognized_per_suspect &&
+        stats.unrecognized_samples.size() < opts.unrecognized_samples) {
       UnrecognizedLine u;
       u.suspect = name;
       u.evidence = std::string(file) + ":" + std::to_string(line_no);

@@ -283,6 +283,10 @@ int run_events(int argc, char** argv) {
   add_kb_option(app, &kb_path);
   app.add_option("--topology", topo_path, "topology.json (default: BUNDLE/topology.json)");
   app.add_flag("--stats", want_stats, "print ingest counters to stderr as JSON");
+  bool all_unrecognized = false;
+  app.add_flag("--unrecognized", all_unrecognized,
+               "with --stats: keep every line that looks like fault evidence but matches no "
+               "signature (up to 100,000), not the first 10");
   add_strict_transport_flag(app, &strict);
   app.add_option("--threads", threads, "read a bundle's files with N threads (same output)")
       ->check(CLI::Range(1u, 256u));
@@ -346,6 +350,10 @@ int run_events(int argc, char** argv) {
   IngestOptions opts;
   opts.strict_transport = strict;
   opts.threads = threads;
+  if (all_unrecognized) {
+    opts.unrecognized_samples = 100000;
+    opts.unrecognized_per_suspect = 100000;
+  }
   std::optional<Recognized> rec =
       recognize(*kb, *topo, opts, std::move(*in.listing), in_set, std::move(store));
   if (!rec) return 2;
