@@ -64,6 +64,7 @@ struct TruthRec {
 struct Pred {
   std::string device, fault_class;
   double score = 0;
+  std::string confidence;  // high | medium | low, as the diagnosis said it
 };
 
 struct Result {
@@ -378,7 +379,7 @@ Result eval_bundle(const fs::path& bundle, TruthRec truth,
       std::vector<Diagnosis> ds = eng.diagnose_all();
       if (!ds.empty())
         for (const auto& rc : ds.front().root_causes)
-          r.pred.push_back({rc.device, rc.fault_class, rc.score});
+          r.pred.push_back({rc.device, rc.fault_class, rc.score, rc.confidence});
       for (const auto& d : ds)  // a false alarm must evict nothing in any incident
         r.eviction.insert(r.eviction.end(), d.eviction_set.begin(), d.eviction_set.end());
     }
@@ -394,6 +395,9 @@ struct Summary {
   Group all;
   std::map<std::string, Group> by_scen, by_class;
   size_t unloc = 0, unloc_ok = 0, loc = 0, loc_top1 = 0;
+  // Calibration: per confidence of the first root cause, bundles and how many
+  // were right (the device where the truth names one, else the class).
+  std::map<std::string, std::pair<size_t, size_t>> calibration;
   std::vector<double> setups;
   double total_s = 0;
 };
@@ -404,6 +408,11 @@ Summary summarize(const std::vector<Result>& results, double total_s) {
   for (const auto& r : results) {
     s.setups.push_back(r.setup);
     s.all.add(r);
+    if (!r.truth.false_alarm && !r.error) {
+      auto& c = s.calibration[r.pred.empty() ? std::string("(none)") : r.pred[0].confidence];
+      ++c.first;
+      c.second += r.device_scored ? r.top1 : r.cls;
+    }
     s.by_scen[r.truth.scenario].add(r);
     s.by_class[r.truth.false_alarm   ? std::string("(false alarm)")
                : r.truth.localizable ? r.truth.fault_class
@@ -478,6 +487,11 @@ json eval_json(const std::string& kb_path, const std::vector<Result>& results, c
   for (auto& [k, g] : s.by_scen) bs.push_back(g.to_json("scenario", k));
   for (auto& [k, g] : s.by_class) bc.push_back(g.to_json("class", k));
   for (const auto& r : results) rs.push_back(result_json(r));
+  json cal = json::array();
+  for (auto& [level, c] : s.calibration)
+    cal.push_back({{"confidence", level}, {"n", c.first}, {"right", c.second},
+                   {"share_right", pct(c.second, c.first)}});
+  j["calibration"] = cal;
   j["by_scenario"] = bs;
   j["by_fault_class"] = bc;
   j["results"] = rs;
@@ -523,6 +537,13 @@ void print_eval_text(const std::string& kb_path, const std::vector<Result>& resu
   std::printf(
       "time / bundle     p50 %.3f s, p99 %.3f s (+ engine set-up p50 %.3f s), total %.1f s\n\n",
       quantile(all.secs, 0.5), quantile(all.secs, 0.99), quantile(s.setups, 0.5), s.total_s);
+  std::printf("%-24s %4s %6s\n", "confidence", "n", "right%");
+  for (const char* level : {"high", "medium", "low", "(none)"}) {
+    auto it = s.calibration.find(level);
+    if (it == s.calibration.end()) continue;
+    std::printf("%-24s %4zu %6.1f\n", level, it->second.first, pct(it->second.second, it->second.first));
+  }
+  std::puts("");
   std::printf("%-24s %4s %6s %6s %6s %6s %7s  %s\n", "scenario", "n", "top1%", "top3%", "host%",
               "class%", "p50 s", "most common misses");
   for (auto& [k, g] : s.by_scen) print_group_row(k, g);
