@@ -706,6 +706,11 @@ void Reasoner::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name
         if (topo_ids_.size() > max_devices) continue;
         for (Topology::DeviceId d : topo_ids_) dev_ids.push_back(ix_.interned_of(d));
       } else {
+        // From a device the topology does not hold, only the host-local
+        // relations can be enumerated; for the others (a rank that runs_on a
+        // placeholder host) the scan below checks each candidate instead.
+        if (c.rel != Relation::same && c.rel != Relation::same_host && c.rel != Relation::on)
+          continue;
         auto devs = topo_.related_devices(c.rel, *other, lhs_cause, cs->kind);
         if (devs.size() > max_devices) continue;
         for (auto& d : devs) dev_ids.push_back(in_.find(d));

@@ -836,6 +836,7 @@ struct Ingestor::Impl {
     for (const Locator& l : sig.locators) {
       if (l.binding.empty()) continue;
       ingest::Located b = ingest::locate_device(topo, sig, l.kind, &l, fields, rec);
+      if (b.id.empty()) continue;  // the line does not name it
       if (b.placeholder && !judged) note_placeholder(b.id);
       ev.bindings.emplace_back(l.binding, std::move(b.id));
     }

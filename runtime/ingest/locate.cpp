@@ -128,7 +128,11 @@ Located locate_device(const Topology& topo, const Signature& sig, DeviceKind kin
   if (!raw) {
     if (loc->kind == DeviceKind::rank && rec.rank_hint >= 0)
       return locate_rank(topo, host, rec.rank_hint);
-    if (loc->kind == DeviceKind::host) return locate_device(topo, sig, kind, nullptr, fields, rec);
+    // A named host binding ("as peer_host") whose field the line lacks binds
+    // nothing: falling back to the line's own host would make the host that
+    // logged the line its own peer.
+    if (loc->kind == DeviceKind::host)
+      return loc->binding.empty() ? locate_device(topo, sig, kind, nullptr, fields, rec) : Located{};
     if (loc->kind == DeviceKind::job) return locate_job_of_host(topo, host);
     return placeholder(host, loc->kind, "");
   }

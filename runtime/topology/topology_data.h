@@ -423,13 +423,18 @@ struct TopoData {
   }
 
   // Relations where one side is not in the topology: placeholders and devices
-  // of unknown hosts relate by host only (same_host, on between host-local kinds).
+  // of unknown hosts relate by host only (same_host, on between host-local
+  // kinds, and a rank runs_on the host its id names).
   bool rel_structural(Relation rel, std::string_view a, std::string_view b) const {
     if (rel == Relation::any) return true;
     if (rel == Relation::same) return a == b;
-    if (rel != Relation::same_host && rel != Relation::on) return false;
+    if (rel != Relation::same_host && rel != Relation::on && rel != Relation::runs_on) return false;
     ParsedId pa = parse_id(a), pb = parse_id(b);
     if (!pa.valid || !pb.valid) return false;
+    // A rank whose id names its host ("node-3/rank@9") runs on that host.
+    if (rel == Relation::runs_on)
+      return pa.kind == DeviceKind::rank && pb.kind == DeviceKind::host && !pa.host.empty() &&
+             pa.host == pb.host;
     return relation_allows(rel, pa.kind, pb.kind) && host_local(pa.kind) && host_local(pb.kind) &&
            !pa.host.empty() && pa.host == pb.host;
   }
