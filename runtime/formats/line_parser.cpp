@@ -436,6 +436,35 @@ size_t facility_prefix(std::string_view s, bool* kern) {
   return i;
 }
 
+// talosctl dmesg: "<node>: <facility>: <level>: [<RFC 3339>]: msg", the level
+// right-aligned ("kern:     err:", "kern: warning:"). Returns the length of
+// the prefix up to the time's "[" (0 if none); *node gets the node, *kern is
+// set when the facility is kern.
+size_t talos_prefix(std::string_view s, std::string_view* node, bool* kern) {
+  size_t colon = s.find(": ");
+  if (colon == 0 || colon == std::string_view::npos || colon > 64) return 0;
+  if (!hostname_token(s.substr(0, colon))) return 0;
+  size_t i = colon + 2, fs = i;
+  while (i < s.size() && ((s[i] >= 'a' && s[i] <= 'z') || is_digit(s[i])) && i - fs < 9) ++i;
+  if (i == fs || i >= s.size() || s[i] != ':') return 0;
+  std::string_view fac = s.substr(fs, i - fs);
+  bool k = false;
+  // facility_prefix() knows the facilities and levels: ask it in dmesg -x form.
+  std::string probe(fac);
+  size_t j = i + 1;
+  while (j < s.size() && s[j] == ' ') ++j;
+  size_t ls = j;
+  while (j < s.size() && s[j] >= 'a' && s[j] <= 'z' && j - ls < 8) ++j;
+  std::string_view level = s.substr(ls, j - ls);
+  if (level == "warning") level = "warn";
+  probe += ":" + std::string(level) + ":";
+  if (facility_prefix(probe, &k) != probe.size()) return 0;
+  if (j + 2 >= s.size() || s[j] != ':' || s[j + 1] != ' ' || s[j + 2] != '[') return 0;
+  *node = s.substr(0, colon);
+  *kern = k;
+  return j + 2;
+}
+
 // JSON string escapes -> UTF-8. False on a malformed escape.
 bool json_unescape(std::string_view in, std::string* out) {
   out->clear();
@@ -1241,6 +1270,8 @@ bool LineParserImpl::digit_line(std::string_view raw, LogRecord* out, std::strin
     known_format = true;
   } else if (sel_line(raw, out, &msg)) {
     known_format = true;
+  } else if (talos_line(raw, out, &msg)) {
+    known_format = true;
   } else {
     // Epoch seconds: "1709633472.123456 /sys/class/infiniband/...:1".
     size_t i = 0;
@@ -1326,8 +1357,29 @@ bool LineParserImpl::alpha_line(std::string_view raw, LogRecord* out, std::strin
     // A syslog line pasted without its time and host ("kernel: NVRM: Xid ...").
     syslog_body(raw, out, &msg, false, false);
     known_format = true;
+  } else if (talos_line(raw, out, &msg)) {
+    known_format = true;
   }
   return known_format;
+}
+
+// talosctl dmesg (Talos Linux): the node names the host, kern lines are kernel
+// lines as with dmesg -x.
+bool LineParserImpl::talos_line(std::string_view raw, LogRecord* out, std::string_view* msg) {
+  std::string_view node;
+  bool kern = false;
+  size_t n = talos_prefix(raw, &node, &kern);
+  if (!n) return false;
+  Civil c;
+  bool comma = false;
+  std::string_view rest = raw.substr(n + 1);
+  size_t t = parse_iso(rest, &c, &comma);
+  if (!t || t + 2 > rest.size() || rest[t] != ']' || rest[t + 1] != ':') return false;
+  set_civil(c, true, out);
+  host_from_field(node, out);
+  out->transport = kern ? kTransportKernel : kTransportSyslog;
+  *msg = ltrim(rest.substr(t + 2));
+  return true;
 }
 
 // The record's time (own, inherited, lead time; plausibility) and clock.

@@ -22,6 +22,7 @@ class LineParserImpl {
  private:
   void note_once(const std::string& n);
   void host_from_field(std::string_view field, LogRecord* out);
+  bool talos_line(std::string_view raw, LogRecord* out, std::string_view* msg);
   int year_for(int month);
   bool known_host_token(std::string_view tok);
   void set_wall(int64_t us, LogRecord* out);

@@ -197,6 +197,38 @@ std::vector<Row> dmesg_rows() {
     r.msg = "hello";
     v.push_back(r);
   }
+  {  // talosctl dmesg (NVIDIA/open-gpu-kernel-modules#1118, real line, the node
+     // moved to the test topology): the node names the host, kern is kernel,
+     // the level right-aligned
+    Row r = row("talos_dmesg",
+                "10.1.0.18: kern:     err: [2026-04-22T21:25:20.466440686Z]: nvidia-nvswitch1: "
+                "SXid (PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 12 Sub-engine instance 00");
+    r.host = "node-0018.cluster.local";  // the node by its IP
+    r.wall = "2026-04-22T21:25:20.466440Z";
+    r.transport = kTransportKernel;
+    r.msg =
+        "nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 12 Sub-engine "
+        "instance 00";
+    v.push_back(r);
+  }
+  {  // the same shape with "warning" and a named node
+    Row r = row("talos_dmesg_warning",
+                "bd-cpu18: kern: warning: [2026-04-22T21:25:20.505406921Z]: NVRM: Xid "
+                "(PCI:0000:48:00): 62, 00002740");
+    r.host = "bd-cpu18";
+    r.wall = "2026-04-22T21:25:20.505406Z";
+    r.transport = kTransportKernel;
+    r.msg = "NVRM: Xid (PCI:0000:48:00): 62, 00002740";
+    v.push_back(r);
+  }
+  {  // a daemon's line in the same form is not kernel
+    Row r = row("talos_dmesg_daemon",
+                "10.1.0.17: daemon:    info: [2026-04-22T21:25:20.000000000Z]: hello");
+    r.wall = "2026-04-22T21:25:20.000000Z";
+    r.transport = kTransportSyslog;
+    r.msg = "hello";
+    v.push_back(r);
+  }
   return v;
 }
 
