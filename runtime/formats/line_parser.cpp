@@ -1123,9 +1123,17 @@ bool LineParserImpl::bracket_line(std::string_view raw, LogRecord* out, std::str
   int r;
   double delta;
   if (size_t n = dmesg_mono(raw, &mono)) {
-    set_mono(mono, out);
-    out->transport = kTransportKernel;
-    msg = raw.substr(n);
+    if (mono >= 1e9) {
+      // No kernel runs 31 years: "[1709633472.123456] [host:pid:tid] ..." is a
+      // program's Unix-epoch stamp (UCX), on the wall clock, not a kernel line.
+      out->time.wall = static_cast<TimeUs>(mono * 1e6 + 0.5);
+      file_year = year_of_us(*out->time.wall);
+      msg = ltrim(raw.substr(n));
+    } else {
+      set_mono(mono, out);
+      out->transport = kTransportKernel;
+      msg = raw.substr(n);
+    }
     known_format = true;
   } else if ((n = dmesg_reltime(raw, &delta))) {
     // Relative to the previous line: on its clock when there is one.

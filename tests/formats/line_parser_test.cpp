@@ -221,6 +221,19 @@ std::vector<Row> dmesg_rows() {
     r.msg = "NVRM: Xid (PCI:0000:48:00): 62, 00002740";
     v.push_back(r);
   }
+  {  // UCX's Unix-epoch stamp is no dmesg time. Format: openucx/ucx
+     // src/ucs/debug/log.c ucs_log_default_handler "[%lu.%06lu] [%s:%-5d:%d]
+     // %16s:%-4u %-4s %-5s %s"; values rendered
+    Row r = row("ucx_epoch_stamp",
+                "[1602505234.581375] [swx-rdmz-ucx-arm-hwi-01:36773:0]       ib_iface.c:974  UCX  "
+                "ERROR ibv_create_cq(cqe=4096) failed: Cannot allocate memory");
+    r.wall = "2020-10-12T12:20:34.581375Z";
+    r.transport = kTransportApp;
+    r.msg =
+        "[swx-rdmz-ucx-arm-hwi-01:36773:0]       ib_iface.c:974  UCX  ERROR ibv_create_cq(cqe=4096) "
+        "failed: Cannot allocate memory";
+    v.push_back(r);
+  }
   {  // a daemon's line in the same form is not kernel
     Row r = row("talos_dmesg_daemon",
                 "10.1.0.17: daemon:    info: [2026-04-22T21:25:20.000000000Z]: hello");
