@@ -80,6 +80,9 @@ field() {  # file, regex with one group (sed -E) -> the group, first match
     median=$(field "$f" '^reflex events --threads .* median pair ([0-9.]+x)\).*')
     echo "| ingest \`$p\` ($size, ${share} match a pattern) | **${art_rg} \`rg\`** from an artifact (${art_s} s; rg ${rg_s} s, \`wc -l\` ${wc_s} s), ${src_rg} from sources; $(grouped "${mls:-0}") matched lines/s; \`--threads ${thr_n}\` **${thr}** the one-thread wall time (fastest of ${pairs} pairs each; the rounds alone ${rounds}, median pair ${median}), output ${same} |"
   done
+  f=$DIR/ingest-${PROFILES%% *}.txt
+  art=$(field "$f" '^artifact: (.*)$')
+  [[ -n $art ]] && echo "| knowledge base artifact | $art |"
   p50s=() p99s=() rss=()
   for ((i = 1; i <= RUNS; i++)); do
     f=$DIR/engine-$i.txt

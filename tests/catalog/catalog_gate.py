@@ -231,6 +231,8 @@ def main(argv):
     ap.add_argument("--min-rows", type=int, default=0,
                     help="fail unless the catalogs hold at least this many rows")
     ap.add_argument("--no-floors", action="store_true", help="report only, exit 0 unless malformed")
+    ap.add_argument("--by", choices=["emitter", "file"], default="emitter",
+                    help="rows of the report (and floors): per emitter, or per catalog file")
     ap.add_argument("catalogs", nargs="+", help="catalog .tsv files or directories of them")
     a = ap.parse_args(argv)
     reflexc = a.reflexc or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(a.reflex))),
@@ -270,7 +272,8 @@ def main(argv):
     stats = collections.OrderedDict()
     misses = []
     for r in cat.rows:
-        s = stats.setdefault(r["emitter"], collections.Counter())
+        key = r["emitter"] if a.by == "emitter" else os.path.splitext(os.path.basename(r["file"]))[0]
+        s = stats.setdefault(key, collections.Counter())
         ok, right, got, got_cls = judge(r, by_host.get(r["host"], []), symptoms)
         e = r["expect"]
         s[e] += 1
@@ -332,7 +335,7 @@ def main(argv):
                                      for r, why, got in misses]}, indent=1))
     else:
         md = a.format == "markdown"
-        head = ["emitter", "rows", "FAULT", "recognized", "right class", "SYMPTOM", "recognized",
+        head = ["emitter" if a.by == "emitter" else "catalog", "rows", "FAULT", "recognized", "right class", "SYMPTOM", "recognized",
                 "BENIGN", "flagged"]
         rows = [[d["emitter"], str(d["rows"]), str(d["fault"]), fmt(d["fault_recognized"]),
                  fmt(d["fault_class"]), str(d["symptom"]), fmt(d["symptom_recognized"]),
