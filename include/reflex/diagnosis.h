@@ -55,6 +55,9 @@ struct RootCause {
   // known only from its peers' lines (no log of its own in the input):
   // confidence low, never evicted.
   std::string basis;
+  // The evidence is a device's (a GPU, a NIC) but the line did not name
+  // which: the host stands in, and confidence is at most medium.
+  bool device_unnamed = false;
   std::vector<ChainLink> chain;  // root first, trigger (or the symptom reached) last
   int explains = 0;              // how many of the incident's symptoms it explains
   std::string why;               // why it ranks where it does (text output)

@@ -1362,6 +1362,7 @@ void Reasoner::assess_confidence(Diagnosis* d, bool fallback) const {
     int level = ratio < 0.5 ? 2 : ratio < 0.8 ? 1 : 0;
     if (rcs[i].latent) level = std::min(level, 1);
     if (!rcs[i].basis.empty()) level = 0;  // named by a peer, or unclassified
+    if (rcs[i].device_unnamed) level = std::min(level, 1);
     if (fallback) level = 0;
     rcs[i].confidence = level == 2 ? "high" : level == 1 ? "medium" : "low";
   }
@@ -1522,6 +1523,12 @@ Diagnosis Reasoner::diagnose(const std::vector<uint32_t>& syms_in,
     }
     rc.device = root.device;
     if (ev) rc.device = most_specific_device(*ev, root.device);
+    // A device fault (a GPU's, a NIC's) reported on the host because the
+    // line did not say which device: the host is right, the device a guess.
+    if (ev && ev->kind != DeviceKind::host && ev->kind != DeviceKind::job) {
+      const DeviceIdView id = DeviceIdView::parse(rc.device);
+      rc.device_unnamed = id.valid && id.kind == DeviceKind::host;
+    }
     rc.event = root.event;
     if (!sc.discount.empty()) note(rc.event + " on " + root.device + ": " + sc.discount);
     std::string std_cls = kb_.standard_class(cls);
