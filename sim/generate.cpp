@@ -335,6 +335,7 @@ std::string truth_json(const Truth& t, const std::string& scenario, uint64_t see
   };
   o += ",\n  \"eviction_set\": " + arr(t.eviction);
   if (!t.accept.empty()) o += ",\n  \"accept\": " + arr(t.accept);
+  if (!t.also.empty()) o += ",\n  \"also_acceptable\": " + arr(t.also);
   o += ",\n  \"chain\": \"" + jesc(t.chain) + "\"";
   o += ",\n  \"root_event\": \"" + jesc(t.root_event) + "\"";
   o += ",\n  \"regime\": \"" + jesc(t.regime) + "\"";
@@ -357,6 +358,8 @@ const ScenarioDef* find_def(const std::string& name) {
 const HardDef* find_hard(const std::string& name) {
   for (const auto& d : hard_scenario_defs())
     if (d.def.info.name == name) return &d;
+  for (const auto& d : hard_new_scenario_defs())
+    if (d.def.info.name == name) return &d;
   return nullptr;
 }
 
@@ -369,12 +372,12 @@ bool write_bundle(const SimOptions& o, Cluster& c, int index, Incident& I, Rng& 
   std::snprintf(dname, sizeof dname, "incident-%04d", index);
   const std::string dir = o.out + "/" + dname;
   if (!mkdir_p(dir + "/hosts", err)) return false;
-  if (!write_file(dir + "/topology.json", topology_json(c, I.job), err)) return false;
+  if (!I.no_topology && !write_file(dir + "/topology.json", topology_json(c, I.job), err)) return false;
   if (!write_file(dir + "/truth.json", truth_json(I.truth, scen, o.seed, index), err)) return false;
   for (int h = 0; h < H; ++h) {
     Rng hr(derive_seed(o.seed, static_cast<uint64_t>(index), 5000000 + static_cast<uint64_t>(h)));
     Ctx hx(I, hr);
-    add_host_background(hx, h, o.noise_lines_per_host);
+    if (!I.paste) add_host_background(hx, h, o.noise_lines_per_host);
     Out out;
     render_host(I, h, I.host_lines[static_cast<size_t>(h)], hr, out);
     std::vector<Line>().swap(I.host_lines[static_cast<size_t>(h)]);
@@ -462,7 +465,8 @@ bool write_incident(const SimOptions& o, Cluster& c, int index, const ScenarioDe
   Ctx x(I, r);
   def->run(x, t0);
   // No training before a launch failure (hard templates say so by their regime).
-  if (I.truth.regime.find("slow") == std::string::npos && !launch && !(o.hard && I.truth.regime == "launch"))
+  if (I.truth.regime.find("slow") == std::string::npos && !launch && !(o.hard && I.truth.regime == "launch") &&
+      !I.paste)
     x.training(I.t_start, t0, 0, 1.0);
   Us last = t0;
   for (const auto& v : I.host_lines)
@@ -475,10 +479,12 @@ bool write_incident(const SimOptions& o, Cluster& c, int index, const ScenarioDe
     for (int h = 0; h < H; ++h)
       if (c.hosts[static_cast<size_t>(h)].name == hn) root_host = h;
   }
-  add_incident_noise(x, root_host);
-  add_latent_faults(x, root_host);
+  if (!I.paste) {
+    add_incident_noise(x, root_host);
+    add_latent_faults(x, root_host);
+  }
   // A host whose log shipping is broken: "not observable" is not "no errors" (§7.3).
-  if (r.chance(0.08) && I.job.hosts.size() > 2) {
+  if (!I.paste && r.chance(0.08) && I.job.hosts.size() > 2) {
     int h = I.job.hosts[static_cast<size_t>(r.index(I.job.hosts.size()))];
     if (h != root_host) {
       I.app_lost[static_cast<size_t>(h)] = 1;
@@ -536,11 +542,24 @@ const std::vector<ScenarioInfo>& hard_scenarios() {
   return k;
 }
 
+std::vector<ScenarioInfo> hard_scenarios(const std::string& families) {
+  std::vector<ScenarioInfo> v;
+  if (families != "new")
+    for (const auto& d : hard_scenario_defs()) v.push_back(d.def.info);
+  if (families == "new" || families == "all")
+    for (const auto& d : hard_new_scenario_defs()) v.push_back(d.def.info);
+  return v;
+}
+
 std::vector<std::string> plan_scenarios(const SimOptions& o, std::string* error) {
   std::vector<std::string> names;
   std::vector<double> w;
   if (o.scenarios.empty()) {
-    for (const auto& d : o.hard ? hard_scenarios() : scenarios()) {
+    if (o.hard && o.families != "default" && o.families != "new" && o.families != "all") {
+      if (error) *error = "--families must be default, new or all";
+      return {};
+    }
+    for (const auto& d : o.hard ? hard_scenarios(o.families) : scenarios()) {
       names.push_back(d.name);
       w.push_back(d.weight);
     }

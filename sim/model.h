@@ -113,6 +113,7 @@ struct Truth {
   bool false_alarm = false;  // nothing was faulty (truth.json "false_alarm")
   Us t0 = 0;
   std::vector<std::string> eviction, accept;
+  std::vector<std::string> also;  // truth.json "also_acceptable" (written when not empty)
   std::vector<LatentNote> latent;
   std::vector<std::string> notes;
 };
@@ -151,6 +152,11 @@ struct Incident {
   bool banner_per_host = false;
   std::vector<std::string> host_nccl_version;  // per host; empty = nccl_version everywhere
   std::map<std::string, std::vector<Line>> bmc_sel;
+  // Thin evidence (hard.cpp, --families new): no topology.json in the bundle;
+  // a paste: only the template's own lines (no background, noise, latents,
+  // training log).
+  bool no_topology = false;
+  bool paste = false;
 };
 
 }  // namespace reflex::sim

@@ -20,6 +20,9 @@ struct HardDef {
   bool job = true;  // false: the bundle has no job (a snippet)
 };
 const std::vector<HardDef>& hard_scenario_defs();
+// The families added after the default hard set (`--families new`): kept out of
+// the default plan so that the default set and its floors stay as they are.
+const std::vector<HardDef>& hard_new_scenario_defs();
 
 // Template helpers shared by scenarios.cpp and hard.cpp.
 void set_truth(Ctx& x, const std::string& dev, const std::string& cls, const std::string& chain,

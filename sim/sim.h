@@ -25,6 +25,10 @@ struct SimOptions {
   // Hard mode (issue 12): the hard families below, each incident on its own
   // cluster of 1..`hosts` hosts (at most 64) with its own pairing and noise.
   bool hard = false;
+  // Which hard families the default plan draws from: "default" (the set the
+  // floors of tests/accuracy/sim_hard_floors.json hold), "new" (the families
+  // added after it, see sim/hard.cpp) or "all". --scenario names any of them.
+  std::string families = "default";
 };
 
 struct ScenarioInfo {
@@ -38,8 +42,10 @@ struct ScenarioInfo {
 
 // Every scenario the generator knows, in a stable order.
 const std::vector<ScenarioInfo>& scenarios();
-// The hard mode's scenarios ("family.variant"), in a stable order.
+// The hard mode's scenarios ("family.variant"), in a stable order: the
+// default set (what `--hard` draws), or by `--families` (default|new|all).
 const std::vector<ScenarioInfo>& hard_scenarios();
+std::vector<ScenarioInfo> hard_scenarios(const std::string& families);
 
 // Scenario per incident for the given options (exposed for tests).
 std::vector<std::string> plan_scenarios(const SimOptions& opts, std::string* error);

@@ -9,12 +9,15 @@
 #
 #   tests/sim/hard_eval.sh [BUILD_DIR] [COUNT]      (defaults: build, 40)
 # Environment: KB (default kb), SEEDS (default five fixed seeds), WORK (a
-# scratch directory, default a new one under ${TMPDIR:-/tmp}, removed at exit).
+# scratch directory, default a new one under ${TMPDIR:-/tmp}, removed at exit),
+# FAMILIES (reflex-sim --families: default, the set the floors hold; new, the
+# families added after it; or all).
 set -eu
 BUILD=${1:-build}
 COUNT=${2:-40}
 KB=${KB:-kb}
 SEEDS=${SEEDS:-"1201 1202 1203 1204 1205"}
+FAMILIES=${FAMILIES:-default}
 SIM=$BUILD/tools/reflex-sim/reflex-sim
 REFLEX=$BUILD/tools/reflex/reflex
 for b in "$SIM" "$REFLEX"; do
@@ -33,7 +36,7 @@ for seed in $SEEDS; do
   n=$((n + 1))
   [ "$n" -le 10 ] || break  # bounded: at most ten seeds
   rm -rf "$WORK/seed-$seed"
-  "$SIM" --hard --seed "$seed" --count "$COUNT" --quiet --out "$WORK/seed-$seed"
+  "$SIM" --hard --families "$FAMILIES" --seed "$seed" --count "$COUNT" --quiet --out "$WORK/seed-$seed"
   "$REFLEX" eval --kb "$KB" --format json "$WORK/seed-$seed" > "$WORK/eval-$seed.json"
 done
 

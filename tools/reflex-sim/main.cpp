@@ -31,6 +31,11 @@ int main(int argc, char** argv) {
                "hard mode: base rates, prior faults, common mode, odd one out, two-wave host "
                "loss, snippets; each incident on its own cluster of up to --hosts (default 64) "
                "hosts");
+  app.add_option("--families", o.families,
+                 "with --hard: default (the set its floors hold), new (the families added "
+                 "after it: NCCL segfault, duplicate GPU, one NVLink GPU, NIC firmware, NIC "
+                 "PCIe, BER escalation, one rank's exception, thin evidence) or all")
+      ->check(CLI::IsMember({"default", "new", "all"}));
   app.add_flag("--list-scenarios", list,
                "print the scenarios (with --hard: the hard ones) and exit");
   app.add_flag("-q,--quiet", quiet, "no progress on stderr");
@@ -50,7 +55,7 @@ int main(int argc, char** argv) {
   if (list) {
     std::printf("%-24s %-20s %-10s %6s  %-18s %s\n", "scenario", "fault_class", "device", "share",
                 "source", "summary");
-    for (const auto& s : hard ? reflex::sim::hard_scenarios() : reflex::sim::scenarios())
+    for (const auto& s : hard ? reflex::sim::hard_scenarios(o.families) : reflex::sim::scenarios())
       std::printf("%-24s %-20s %-10s %5.1f%%  %-18s %s\n", s.name.c_str(),
                   s.fault_class.empty()
                       ? (s.device_kind == "mixed" ? "(varies)" : "(not localizable)")
