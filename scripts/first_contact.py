@@ -91,6 +91,25 @@ def record(args):
     return 0
 
 
+def table(args):
+    print("| case | class | first top-1 | first class | first answer | at | source |")
+    print("|---|---|---|---|---|---|---|")
+    for b in bundles_under(args.bundles):
+        with open(os.path.join(b, "truth.json"), encoding="utf-8") as f:
+            t = json.load(f)
+        fc = t.get("first_contact")
+        if not fc:
+            continue
+        cls = "false alarm" if t.get("false_alarm") else (t.get("root_cause") or {}).get("fault_class", "-")
+        top1 = "-" if fc.get("top1") is None else ("yes" if fc["top1"] else "no")
+        pred = fc.get("predicted") or {}
+        answer = f"{pred.get('device') or '(none)'} {pred.get('fault_class') or ''}".strip()
+        print(f"| `{os.path.basename(os.path.normpath(b))}` | {cls} | {top1} | "
+              f"{'yes' if fc.get('fault_class') else 'no'} | {answer} | {fc.get('commit', '')} | "
+              f"{t.get('source_url', '')} |")
+    return 0
+
+
 def report(args):
     n = cls = dev_n = top1 = 0
     for b in bundles_under(args.bundles):
@@ -116,10 +135,13 @@ def main(argv):
     ap.add_argument("--reflex", help="the reflex binary")
     ap.add_argument("--kb", help="the knowledge base (as it is before any change for these bundles)")
     ap.add_argument("--report", action="store_true", help="print the first-contact figures")
+    ap.add_argument("--table", action="store_true", help="print every recorded first answer as a markdown table")
     ap.add_argument("bundles", nargs="+")
     a = ap.parse_args(argv)
     if a.report:
         return report(a)
+    if a.table:
+        return table(a)
     if not a.reflex or not a.kb:
         ap.error("--reflex and --kb are needed to record a first contact")
     return record(a)
