@@ -67,6 +67,13 @@ class Topology {
   std::optional<DeviceInfo> storage(std::string_view name_or_ip) const;
   // Jobs that have a rank on this host (in file order).
   std::vector<std::string> jobs_of_host(const std::string& host) const;
+  // A batch input whose topology declares no job (a bundle, a paste, a
+  // directory of hosts' logs) holds the hosts of one failure: take them as one
+  // job, so `same_job` holds between devices of any two hosts (placeholders
+  // included) and their symptoms are one incident. No effect when the
+  // topology declares a job. Call before sharing the topology.
+  void assume_one_job();
+  bool one_job() const;
 
   // ---- devices and relations (engine) ----
   std::optional<DeviceInfo> device(std::string_view id) const;  // also parses placeholder ids

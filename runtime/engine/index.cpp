@@ -562,6 +562,7 @@ std::string job_key(const EventIndex& ix, uint32_t ev, const Topology& topo) {
   if (host.empty()) return "device:" + d;
   auto jobs = topo.jobs_of_host(host);
   if (!jobs.empty()) return "job/" + jobs.front();
+  if (topo.one_job()) return "input";  // the batch input's hosts are one job
   return "host:" + host;
 }
 

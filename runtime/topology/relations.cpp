@@ -178,6 +178,12 @@ void Topology::Impl::job_candidates(Relation rel, int32_t ib, bool x_is_lhs, Dev
       }
       break;
     case Relation::same_job: {
+      if (one_job) {  // every host's devices, up to the cap
+        for (size_t h = 0; h < hosts.size() && cand->size() <= cap; ++h)
+          host_devices(int32_t(h), kind, cand);
+        if (cand->size() > cap) *capped = true;
+        break;
+      }
       int32_t one;
       const std::vector<int32_t>* many;
       jobs_of(B, &one, &many);

@@ -213,6 +213,16 @@ std::optional<DeviceInfo> Topology::storage(std::string_view name_or_ip) const {
   return std::nullopt;
 }
 
+void Topology::assume_one_job() {
+  if (!impl_->jobs.empty() || impl_->one_job) return;
+  impl_->one_job = true;
+  impl_->index_links();
+}
+
+bool Topology::one_job() const {
+  return impl_->one_job;
+}
+
 std::vector<std::string> Topology::jobs_of_host(const std::string& host) const {
   std::vector<std::string> v;
   int32_t h = impl_->host_index(host);

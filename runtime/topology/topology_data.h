@@ -220,6 +220,9 @@ struct TopoData {
     int32_t jobs = kNone;
   };
   std::vector<Links> links;
+  // Topology::assume_one_job(): no job declared, and the input's hosts taken
+  // as one job (same_job holds between any two of their devices).
+  bool one_job = false;
   void index_links() {
     links.clear();
     links.reserve(devs.size());
@@ -230,6 +233,8 @@ struct TopoData {
       jobs_of(d, &one, &many);
       if (!same_job_kind(d.kind))
         l.jobs = kNone;
+      else if (one_job)
+        l.jobs = 0;  // assume_one_job(): every device is of the input's one job
       else if (one != kNone)
         l.jobs = one;
       else if (many && many->size() == 1)
@@ -428,9 +433,12 @@ struct TopoData {
   bool rel_structural(Relation rel, std::string_view a, std::string_view b) const {
     if (rel == Relation::any) return true;
     if (rel == Relation::same) return a == b;
-    if (rel != Relation::same_host && rel != Relation::on && rel != Relation::runs_on) return false;
+    if (rel != Relation::same_host && rel != Relation::on && rel != Relation::runs_on &&
+        !(rel == Relation::same_job && one_job))
+      return false;
     ParsedId pa = parse_id(a), pb = parse_id(b);
     if (!pa.valid || !pb.valid) return false;
+    if (rel == Relation::same_job) return same_job_kind(pa.kind) && same_job_kind(pb.kind);
     // A rank whose id names its host ("node-3/rank@9") runs on that host.
     if (rel == Relation::runs_on)
       return pa.kind == DeviceKind::rank && pb.kind == DeviceKind::host && !pa.host.empty() &&

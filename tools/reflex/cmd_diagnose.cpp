@@ -93,13 +93,21 @@ std::shared_ptr<const Topology> load_topology(std::string topo_path, const std::
   if (topo_path.empty()) {
     notes->push_back(
         "no topology (no --topology, no BUNDLE/topology.json): every device is "
-        "a placeholder and relations hold by host only");
+        "a placeholder, relations hold by host only, and the input's hosts are taken as one job");
     say("note: " + notes->back());
-    return Topology::empty();
+    auto t = Topology::empty();
+    t->assume_one_job();
+    return t;
   }
   TopologyError terr;
   auto t = Topology::load_file(topo_path, &terr);
-  if (!t) std::fprintf(stderr, "%s\n", terr.str().c_str());
+  if (!t) {
+    std::fprintf(stderr, "%s\n", terr.str().c_str());
+    return t;
+  }
+  t->assume_one_job();
+  if (t->one_job() && t->host_count() > 1)
+    notes->push_back("the topology declares no job: the input's hosts are taken as one job");
   return t;
 }
 

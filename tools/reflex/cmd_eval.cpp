@@ -348,13 +348,20 @@ std::shared_ptr<const Topology> bundle_topology(const fs::path& bundle,
                                                 Result& r) {
   if (fixed) return fixed;
   std::error_code ec;
-  if (!fs::exists(bundle / "topology.json", ec)) return Topology::empty();
+  // As `reflex diagnose`: a bundle whose topology declares no job is one job.
+  if (!fs::exists(bundle / "topology.json", ec)) {
+    auto t = Topology::empty();
+    t->assume_one_job();
+    return t;
+  }
   TopologyError te;
   auto t = Topology::load_file((bundle / "topology.json").string(), &te);
   if (!t) {
     r.error = true;
     r.message = te.str();
+    return t;
   }
+  t->assume_one_job();
   return t;
 }
 
