@@ -32,6 +32,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pylib"))
+from tsv_escapes import unescape  # noqa: E402  (the shared table escapes)
+
 COLUMNS = ["id", "emitter", "version", "source", "level", "format", "line", "transport",
            "expect", "class", "meaning"]
 EXPECTS = ("FAULT", "SYMPTOM", "BENIGN")
@@ -40,21 +43,6 @@ FLOORS = {"fault_recognized": 95.0, "fault_class": 90.0, "symptom_recognized": 9
           "benign_flagged_max": 2.0}
 BASE_TIME = (2026, 12, 7, 4, 0, 0)
 MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
-
-
-def unescape(text):
-    """Catalogs write a tab as \\t, a backslash as \\\\ and line breaks of a
-    multi-line message as \\n."""
-    out, i = [], 0
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and i + 1 < len(text) and text[i + 1] in "nt\\":
-            out.append({"n": "\n", "t": "\t", "\\": "\\"}[text[i + 1]])
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 def standard_classes(kb):

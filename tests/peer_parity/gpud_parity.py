@@ -28,26 +28,16 @@ import os
 import subprocess
 import sys
 import tempfile
+
 from collections import OrderedDict, defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pylib"))
+from tsv_escapes import unescape  # noqa: E402  (the shared table escapes)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SKIP = 77
 CASE_COLUMNS = ["unique_id", "category", "gpud_component", "case_ids", "line_or_sequence",
                 "kind", "file_fed", "gpud_verdict", "gpud_name", "xid_code"]
-
-
-def unescape(text):
-    """The TSV writes tabs as \\t and the physical lines of a sequence as \\n."""
-    out, i = [], 0
-    while i < len(text):
-        c = text[i]
-        if c == "\\" and i + 1 < len(text) and text[i + 1] in "nt\\":
-            out.append({"n": "\n", "t": "\t", "\\": "\\"}[text[i + 1]])
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 def read_tsv(path, required):
