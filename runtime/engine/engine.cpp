@@ -644,9 +644,13 @@ std::vector<Diagnosis> Engine::diagnose_all() {
     v = batch(*impl_->kb, *impl_->ki, *impl_->topo, *impl_->ix, impl_->o);
   });
   IngestStats st = stats().ingest;
+  // "Nothing recognized" is said before an unclassified root is added: that
+  // root is a lead from the lines no signature read, not a recognition.
+  const bool recognized_root =
+      std::any_of(v.begin(), v.end(), [](const Diagnosis& d) { return !d.root_causes.empty(); });
   engine::add_unclassified_roots(&v, st, *topology());
   for (auto& d : v)
-    for (auto& n : input_notes(st, d.root_causes.empty())) d.notes.push_back(n);
+    for (auto& n : input_notes(st, !recognized_root)) d.notes.push_back(n);
   return v;
 }
 

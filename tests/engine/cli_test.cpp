@@ -437,23 +437,27 @@ TEST(Cli, ModulesLoadOnFirstUseAndAMissingOneIsSaid) {
 
 // A report says what it read, what it refused and what it did not understand
 // (issue 11): a kernel Xid line that came through an app log is refused for
-// transport; an NVRM error no signature knows is "not understood".
+// transport; an NVRM error no signature knows is "not understood", and with
+// nothing recognized it is the unclassified root (low confidence, no eviction).
 TEST(Cli, ReportSaysWhatItRefusedAndDidNotUnderstand) {
   const std::string kb = std::string(REFLEX_SOURCE_DIR) + "/kb";
   TempDir t;
-  // real lines: leptonai/gpud xid fixture (Xid 79 form) and a GSP RPC failure
-  // quoted in scitix/sichek#51 (tests/realworld/a-sichek-51)
+  // real lines: leptonai/gpud xid fixture (Xid 79 form) and a driver line of
+  // NVIDIA/nccl#2241 (tests/realworld/b-nccl-2241) that no signature reads
   write(t.path / "hosts/node-1/train.log",
         "NVRM: Xid (PCI:0000:01:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off "
         "the bus.\n");
   write(t.path / "hosts/node-1/kern.log",
-        "[373871.354096] NVRM: rpcRmApiAlloc_GSP: GspRmAlloc failed: hClient=0xc1d1a616; "
-        "hParent=0x5c000054; hObject=0x5c00005b; hClass=0x0000c86f; paramsSize=0x00000170; "
-        "paramsStatus=0x00000062; status=0x00000062\n");
+        "[373871.354096] NVRM: GPU1 kbifCacheVFInfo_GB100: Unable to read "
+        "NV_PF0_INITIAL_AND_TOTAL_VFS\n");
   Result r = run({"diagnose", "--kb", kb, t.path.string()});
   ASSERT_EQ(r.rc, 0) << r.err;
   json j = json::parse(r.out);
-  EXPECT_TRUE(j["root_causes"].empty()) << j.dump(2);
+  ASSERT_EQ(j["root_causes"].size(), 1u) << j.dump(2);
+  EXPECT_EQ(j["root_causes"][0]["fault_class"], "unclassified") << j.dump(2);
+  EXPECT_EQ(j["root_causes"][0]["basis"], "unclassified") << j.dump(2);
+  EXPECT_EQ(j["root_causes"][0]["confidence"], "low") << j.dump(2);
+  EXPECT_TRUE(j["eviction_set"].empty()) << j.dump(2);
   std::string notes;
   for (const auto& n : j["notes"]) notes += n.get<std::string>() + "\n";
   EXPECT_NE(notes.find("input: 2 line(s) read, 0 event(s) recognised"), std::string::npos) << notes;
