@@ -13,10 +13,10 @@
 #include <unordered_set>
 
 #include "index.h"
-#include "unclassified.h"
 #include "reflex/artifact.h"
 #include "reflex/event_json.h"
 #include "reflex/ingest.h"
+#include "unclassified.h"
 
 namespace reflex {
 

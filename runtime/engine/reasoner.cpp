@@ -1783,8 +1783,8 @@ void Reasoner::choose_evictions(Diagnosis* d, const std::vector<Scored>& scored)
   const bool at_fault = root && kb_.nature_evicts(root->nature);
   const bool evict = at_fault && root->severity >= Severity::major && root->basis.empty();
   if (root && !root->basis.empty())
-    note("no eviction: " + root->device + " has no line of its own in this input (" +
-         root->basis + ")");
+    note("no eviction: " + root->device + " has no line of its own in this input (" + root->basis +
+         ")");
   else if (root && !evict)
     note("no eviction: the root cause is " +
          (!at_fault ? root->nature

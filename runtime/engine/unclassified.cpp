@@ -27,7 +27,8 @@ std::vector<std::string> pci_addresses(std::string_view s) {
     if (hex_run(s, i, 4) && i + 10 <= s.size() && s[i + 4] == ':' && hex_run(s, i + 5, 2) &&
         s[i + 7] == ':' && hex_run(s, i + 8, 2)) {
       size_t end = i + 10;
-      if (end + 2 <= s.size() && s[end] == '.' && std::isdigit(static_cast<unsigned char>(s[end + 1])))
+      if (end + 2 <= s.size() && s[end] == '.' &&
+          std::isdigit(static_cast<unsigned char>(s[end + 1])))
         end += 2;
       out.emplace_back(s.substr(i, end - i));
       i = end;
@@ -70,14 +71,15 @@ std::string stable_id(const std::string& key) {
     h *= 1099511628211ull;
   }
   char buf[32];
-  std::snprintf(buf, sizeof buf, "inc-%012llx", static_cast<unsigned long long>(h & 0xffffffffffffull));
+  std::snprintf(buf, sizeof buf, "inc-%012llx",
+                static_cast<unsigned long long>(h & 0xffffffffffffull));
   return buf;
 }
 
 }  // namespace
 
-void add_unclassified_roots(std::vector<Diagnosis>* ds, const IngestStats& st,
-                            const Topology& topo, size_t max_roots) {
+void add_unclassified_roots(std::vector<Diagnosis>* ds, const IngestStats& st, const Topology& topo,
+                            size_t max_roots) {
   if (st.unrecognized_samples.empty()) return;
   for (const Diagnosis& d : *ds)
     if (!d.root_causes.empty()) return;
@@ -104,8 +106,10 @@ void add_unclassified_roots(std::vector<Diagnosis>* ds, const IngestStats& st,
     rc.severity = Severity::info;
     rc.confidence = "low";
     rc.basis = "unclassified";
-    if (dev.find('/') == std::string::npos) rc.component = component;  // the host, and the address it named
-    rc.description = "no signature recognizes this line, which looks like fault evidence: " + u.line;
+    if (dev.find('/') == std::string::npos)
+      rc.component = component;  // the host, and the address it named
+    rc.description =
+        "no signature recognizes this line, which looks like fault evidence: " + u.line;
     rc.action =
         "read the quoted line and the lines around it; if it is a fault, the emitter's "
         "catalog in kb/catalog/ and a signature for it make the next diagnosis exact";

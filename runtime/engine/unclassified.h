@@ -16,7 +16,7 @@ namespace reflex::engine {
 // Adds unclassified roots to `ds` when none of its diagnoses has a root cause
 // and the ingest kept unrecognized samples (a diagnosis with a null trigger is
 // made when there is none). At most `max_roots` distinct devices.
-void add_unclassified_roots(std::vector<Diagnosis>* ds, const IngestStats& st,
-                            const Topology& topo, size_t max_roots = 3);
+void add_unclassified_roots(std::vector<Diagnosis>* ds, const IngestStats& st, const Topology& topo,
+                            size_t max_roots = 3);
 
 }  // namespace reflex::engine

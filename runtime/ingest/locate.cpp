@@ -132,7 +132,8 @@ Located locate_device(const Topology& topo, const Signature& sig, DeviceKind kin
     // nothing: falling back to the line's own host would make the host that
     // logged the line its own peer.
     if (loc->kind == DeviceKind::host)
-      return loc->binding.empty() ? locate_device(topo, sig, kind, nullptr, fields, rec) : Located{};
+      return loc->binding.empty() ? locate_device(topo, sig, kind, nullptr, fields, rec)
+                                  : Located{};
     if (loc->kind == DeviceKind::job) return locate_job_of_host(topo, host);
     return placeholder(host, loc->kind, "");
   }

@@ -197,17 +197,25 @@ std::vector<Row> dmesg_rows() {
     r.msg = "hello";
     v.push_back(r);
   }
+  return v;
+}
+
+// Other kernel-ring and program stamps: talosctl dmesg, UCX's epoch stamp.
+std::vector<Row> stamp_rows() {
+  std::vector<Row> v;
   {  // talosctl dmesg (NVIDIA/open-gpu-kernel-modules#1118, real line, the node
      // moved to the test topology): the node names the host, kern is kernel,
      // the level right-aligned
-    Row r = row("talos_dmesg",
-                "10.1.0.18: kern:     err: [2026-04-22T21:25:20.466440686Z]: nvidia-nvswitch1: "
-                "SXid (PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 12 Sub-engine instance 00");
+    Row r =
+        row("talos_dmesg",
+            "10.1.0.18: kern:     err: [2026-04-22T21:25:20.466440686Z]: nvidia-nvswitch1: "
+            "SXid (PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 12 Sub-engine instance 00");
     r.host = "node-0018.cluster.local";  // the node by its IP
     r.wall = "2026-04-22T21:25:20.466440Z";
     r.transport = kTransportKernel;
     r.msg =
-        "nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 12 Sub-engine "
+        "nvidia-nvswitch1: SXid (PCI:0000:aa:00.0): 24007, Severity 1 Engine instance 12 "
+        "Sub-engine "
         "instance 00";
     v.push_back(r);
   }
@@ -230,7 +238,8 @@ std::vector<Row> dmesg_rows() {
     r.wall = "2020-10-12T12:20:34.581375Z";
     r.transport = kTransportApp;
     r.msg =
-        "[swx-rdmz-ucx-arm-hwi-01:36773:0]       ib_iface.c:974  UCX  ERROR ibv_create_cq(cqe=4096) "
+        "[swx-rdmz-ucx-arm-hwi-01:36773:0]       ib_iface.c:974  UCX  ERROR "
+        "ibv_create_cq(cqe=4096) "
         "failed: Cannot allocate memory";
     v.push_back(r);
   }
@@ -716,8 +725,8 @@ std::vector<Row> quoted_rows() {
 // Every family, in this order.
 std::vector<Row> rows() {
   std::vector<Row> v;
-  for (auto family : {dmesg_rows, syslog_rows, journal_rows, app_rows, sidecar_rows, context_rows,
-                      relative_time_rows, quoted_rows})
+  for (auto family : {dmesg_rows, stamp_rows, syslog_rows, journal_rows, app_rows, sidecar_rows,
+                      context_rows, relative_time_rows, quoted_rows})
     for (Row& r : family()) v.push_back(std::move(r));
   return v;
 }

@@ -496,7 +496,9 @@ json eval_json(const std::string& kb_path, const std::vector<Result>& results, c
   for (const auto& r : results) rs.push_back(result_json(r));
   json cal = json::array();
   for (auto& [level, c] : s.calibration)
-    cal.push_back({{"confidence", level}, {"n", c.first}, {"right", c.second},
+    cal.push_back({{"confidence", level},
+                   {"n", c.first},
+                   {"right", c.second},
                    {"share_right", pct(c.second, c.first)}});
   j["calibration"] = cal;
   j["by_scenario"] = bs;
@@ -548,7 +550,8 @@ void print_eval_text(const std::string& kb_path, const std::vector<Result>& resu
   for (const char* level : {"high", "medium", "low", "(none)"}) {
     auto it = s.calibration.find(level);
     if (it == s.calibration.end()) continue;
-    std::printf("%-24s %4zu %6.1f\n", level, it->second.first, pct(it->second.second, it->second.first));
+    std::printf("%-24s %4zu %6.1f\n", level, it->second.first,
+                pct(it->second.second, it->second.first));
   }
   std::puts("");
   std::printf("%-24s %4s %6s %6s %6s %6s %7s  %s\n", "scenario", "n", "top1%", "top3%", "host%",
