@@ -210,6 +210,7 @@ struct Engine::Impl {
   std::shared_ptr<const Topology> topo;
   EngineOptions o;
   Interner in;
+  std::string last_input_host;  // feed_line: the host marked last (see mark_input_host)
   std::unique_ptr<EventIndex> ix;
   std::unique_ptr<KbIndex> ki;
   std::unordered_set<uint32_t> relevant;  // names that appear in some rule
@@ -530,7 +531,11 @@ void Engine::feed_envelope(std::string_view json_line) {
 void Engine::feed_line(const std::string& host, Transport transport, std::string_view line,
                        std::string_view evidence_file, uint64_t line_no) {
   impl_->locked([&] {
-    if (!host.empty()) impl_->ix->mark_input_host(impl_->in.id(host));
+    // A stream's lines come host after host: intern and mark a host once per run.
+    if (!host.empty() && host != impl_->last_input_host) {
+      impl_->ix->mark_input_host(impl_->in.id(host));
+      impl_->last_input_host = host;
+    }
     impl_->ingestor().feed_line(host, transport, line, evidence_file, line_no);
     impl_->process(false);
   });

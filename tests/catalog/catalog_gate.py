@@ -33,7 +33,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pylib"))
-from tsv_escapes import unescape  # noqa: E402  (the shared table escapes)
+from reflex_tables import events_by_host, unescape  # noqa: E402
 
 COLUMNS = ["id", "emitter", "version", "source", "level", "format", "line", "transport",
            "expect", "class", "meaning"]
@@ -170,23 +170,6 @@ def symptom_events(reflexc, kb):
     return {n["name"] for n in g["nodes"] if n.get("symptom")}
 
 
-def run_events(reflex, kb, bundle):
-    p = subprocess.run([reflex, "events", "--kb", kb, bundle],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        sys.stderr.write(p.stderr)
-        raise RuntimeError(f"reflex events exited {p.returncode}")
-    by_host = collections.defaultdict(list)
-    for line in p.stdout.splitlines():
-        if not line.strip():
-            continue
-        ev = json.loads(line)
-        parts = (ev.get("evidence") or "").split(":")[0].split("/")
-        if len(parts) >= 3 and parts[0] == "hosts":
-            by_host[parts[1]].append(ev)
-    return by_host
-
-
 def judge(row, events, symptoms):
     faults = [e for e in events if e.get("fault_class")]
     loud = [e for e in events if e.get("fault_class") or e["event"] in symptoms]
@@ -252,7 +235,7 @@ def main(argv):
         symptoms = symptom_events(reflexc, a.kb)
         with tempfile.TemporaryDirectory(prefix="reflex-catalog-") as tmp:
             write_bundle(cat.rows, tmp)
-            by_host = run_events(a.reflex, a.kb, tmp)
+            by_host = events_by_host(a.reflex, a.kb, tmp)
     except (RuntimeError, OSError, ValueError) as e:
         print(f"catalog_gate: {e}", file=sys.stderr)
         return 2

@@ -25,14 +25,13 @@ import argparse
 import csv
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 from collections import OrderedDict, defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pylib"))
-from tsv_escapes import unescape  # noqa: E402  (the shared table escapes)
+from reflex_tables import events_by_host, unescape  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SKIP = 77
@@ -152,26 +151,6 @@ def write_bundle(cases, root, feed):
         json.dump({"cluster": "gpud-parity", "hosts": hosts}, f, indent=1)
 
 
-def run_reflex(reflex, kb, bundle):
-    p = subprocess.run([reflex, "events", "--kb", kb, bundle],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if p.returncode != 0:
-        sys.stderr.write(p.stderr)
-        raise RuntimeError(f"reflex events exited {p.returncode}")
-    by_host = defaultdict(list)
-    for line in p.stdout.splitlines():
-        if not line.strip():
-            continue
-        ev = json.loads(line)
-        # The evidence names the file the line came from; the host may be
-        # overridden by a syslog host field, the directory may not.
-        ev_path = (ev.get("evidence") or "").split(":")[0]
-        parts = ev_path.split("/")
-        if len(parts) >= 3 and parts[0] == "hosts":
-            by_host[parts[1]].append(ev)
-    return by_host
-
-
 def short(text, n=110):
     text = unescape(text).replace("\n", " | ")
     return text if len(text) <= n else text[: n - 3] + "..."
@@ -210,11 +189,11 @@ def main(argv):
         if args.keep:
             os.makedirs(args.keep)
             write_bundle(cases, args.keep, args.feed)
-            by_host = run_reflex(args.reflex, args.kb, args.keep)
+            by_host = events_by_host(args.reflex, args.kb, args.keep)
         else:
             with tempfile.TemporaryDirectory(prefix="gpud-parity-") as tmp:
                 write_bundle(cases, tmp, args.feed)
-                by_host = run_reflex(args.reflex, args.kb, tmp)
+                by_host = events_by_host(args.reflex, args.kb, tmp)
     except (OSError, RuntimeError, json.JSONDecodeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
