@@ -4,7 +4,7 @@
 # /tmp, then times, in one run and pinned to one core:
 #   wc -l | LC_ALL=C grep -E -c -f PATTERNS | rg -c -j1 -f PATTERNS |
 #   a naive std::regex loop (sampled, extrapolated) | Hyperscan alone (the floor) |
-#   reflex events --kb KB BUNDLE | reflex events --kb KB.art BUNDLE (artifact)
+#   reflex events --kb KB BUNDLE | reflex events --kb KB.rfxkb BUNDLE (artifact)
 # PATTERNS are the KB's first-line patterns (`reflex events --export-patterns`).
 #
 # The mix (bench/gen_logs.py, see its header): 16 hosts, kern.log (RFC 3164
@@ -119,15 +119,15 @@ SECS["Hyperscan scan alone (floor)"]=$f_secs
 WALL["Hyperscan scan alone (floor)"]=$f_secs
 # The same from the compiled artifact (reflexc build): no .rfx parse, and the
 # pattern database is precompiled in it.
-"$REFLEXC" build "$KB" -o "$DIR/kb.art" 2>/dev/null
+"$REFLEXC" build "$KB" -o "$DIR/kb.rfxkb" 2>/dev/null
 # The artifact's size and what loading it costs: reflex events on an empty
 # bundle (start, load, no input), the fastest of 5 wall times.
 mkdir -p "$DIR/empty/hosts"
-ART_BYTES=$(stat -c %s "$DIR/kb.art")
+ART_BYTES=$(stat -c %s "$DIR/kb.rfxkb")
 ART_LOAD=""
 for ((i = 0; i < 5; i++)); do
   t0=$(date +%s.%N)
-  "$REFLEX" events --kb "$DIR/kb.art" "$DIR/empty" >/dev/null 2>&1 || true
+  "$REFLEX" events --kb "$DIR/kb.rfxkb" "$DIR/empty" >/dev/null 2>&1 || true
   t=$(echo "($(date +%s.%N) - $t0) * 1000" | bc -l)
   if [[ -z $ART_LOAD ]] || (($(echo "$t < $ART_LOAD" | bc -l))); then ART_LOAD=$t; fi
 done
@@ -137,11 +137,11 @@ for ((r = 0; r < REPS; r++)); do
   timeit "grep -E -c -f" "$DIR/out-grep.txt" env LC_ALL=C "${PIN[@]}" grep -E -c -f "$DIR/patterns.ere" "${FILES[@]}"
   timeit "rg -c -j1 -f" "$DIR/out-rg.txt" "${PIN[@]}" rg -c -j1 --no-ignore -f "$DIR/patterns.re2" "${FILES[@]}"
   timeit "reflex events" "$DIR/out-sources.txt" "${PIN[@]}" "$REFLEX" events --kb "$KB" "$BUNDLE"
-  timeit "reflex events (artifact)" "$DIR/out-1thread.txt" "${PIN[@]}" "$REFLEX" events --kb "$DIR/kb.art" "$BUNDLE"
+  timeit "reflex events (artifact)" "$DIR/out-1thread.txt" "${PIN[@]}" "$REFLEX" events --kb "$DIR/kb.rfxkb" "$BUNDLE"
   ONE_WALL=$LAST_WALL
   # --threads: not pinned (it is meant to use the cores); its figure is wall
   # time against the one-thread run's, and its output must be the same bytes.
-  timeit "$THR" "$DIR/out.txt" "$REFLEX" events --kb "$DIR/kb.art" --threads "$THREADS" "$BUNDLE"
+  timeit "$THR" "$DIR/out.txt" "$REFLEX" events --kb "$DIR/kb.rfxkb" --threads "$THREADS" "$BUNDLE"
   PAIR_RATIOS+=("$(echo "$ONE_WALL / $LAST_WALL" | bc -l)")
 done
 ROUNDS_RATIO=$(echo "scale=2; ${WALLMIN["reflex events (artifact)"]} / ${WALLMIN[$THR]}" | bc -l)
@@ -153,9 +153,9 @@ ROUNDS_RATIO=$(echo "scale=2; ${WALLMIN["reflex events (artifact)"]} / ${WALLMIN
 # beside it. The one-thread figures in the table stay those of the rounds.
 PAIR_ONE="reflex events (artifact, paired)"
 for ((r = 0; r < ${REFLEX_BENCH_THREAD_PAIRS:-5}; r++)); do
-  timeit "$PAIR_ONE" "$DIR/out-1thread.txt" "${PIN[@]}" "$REFLEX" events --kb "$DIR/kb.art" "$BUNDLE"
+  timeit "$PAIR_ONE" "$DIR/out-1thread.txt" "${PIN[@]}" "$REFLEX" events --kb "$DIR/kb.rfxkb" "$BUNDLE"
   ONE_WALL=$LAST_WALL
-  timeit "$THR" "$DIR/out.txt" "$REFLEX" events --kb "$DIR/kb.art" --threads "$THREADS" "$BUNDLE"
+  timeit "$THR" "$DIR/out.txt" "$REFLEX" events --kb "$DIR/kb.rfxkb" --threads "$THREADS" "$BUNDLE"
   PAIR_RATIOS+=("$(echo "$ONE_WALL / $LAST_WALL" | bc -l)")
 done
 ONE_BEST=${WALLMIN["reflex events (artifact)"]}

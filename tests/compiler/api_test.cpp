@@ -248,8 +248,8 @@ TEST(Api, LoadKbRefusesNewerEngineRequirement) {
   KnowledgeBase kb;
   kb.artifact.format_version = kArtifactFormatVersion;
   kb.meta.requires_engine = ">= 99.0.0";
-  ASSERT_TRUE(save_artifact(kb, (dir / "kb.art").string(), &err)) << err;
-  EXPECT_FALSE(load_kb((dir / "kb.art").string(), &err));
+  ASSERT_TRUE(save_artifact(kb, (dir / "kb.rfxkb").string(), &err)) << err;
+  EXPECT_FALSE(load_kb((dir / "kb.rfxkb").string(), &err));
   EXPECT_NE(err.find("99.0.0"), std::string::npos) << err;
   fs::remove_all(dir);
 }

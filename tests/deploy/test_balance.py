@@ -55,7 +55,7 @@ diag = {}
 # than this test's 3 s lease.
 kb_for_watch = a.kb
 if a.reflexc:
-    kb_for_watch = os.path.join(tmp, "kb.art")
+    kb_for_watch = os.path.join(tmp, "kb.rfxkb")
     subprocess.run([a.reflexc, "build", "-o", kb_for_watch, a.kb], check=True, timeout=600,
                    stdout=subprocess.DEVNULL)
 
