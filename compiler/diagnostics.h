@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ast.h"
-#include "reflex/compiler.h"
+#include "reflex/compile_types.h"
 
 namespace reflex::compiler {
 

@@ -1,6 +1,6 @@
 // Semantic analysis: small named passes over the AST of one unit, run in
 // order by run_pipeline(). Passes record what they resolve in Sema; lowering
-// (lower.cpp) turns the resolved entities into a KnowledgeBase.
+// (lower() in pipeline.cpp) turns the resolved entities into a KnowledgeBase.
 #pragma once
 
 #include <map>
