@@ -185,37 +185,37 @@ def main():
         g = r.randrange(8)
         bdf = gpu_bdfs[g][5:10]
         choice = r.randrange(12)
-        if choice == 0:  # domain.md §2.3
+        if choice == 0:  # Xid 79 in the NVRM form of NVIDIA's Xid catalog
             return "NVRM: Xid (PCI:0000:%s): 79, pid=%d, GPU has fallen off the bus." % (bdf, r.randrange(99999))
-        if choice == 1:  # peers.md (NVSentinel Xid 13)
+        if choice == 1:  # NVIDIA/NVSentinel test fixture, Xid 13
             return "NVRM: Xid (PCI:0000:%s): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp Exception on (GPC 1, TPC 3, SM 0): Out Of Range Address" % bdf
         if choice == 2:
             return "NVRM: Xid (PCI:0000:%s): 95, pid=%d, name=python, Uncontained: FBHUB. RST: Yes, D-RST: No" % (bdf, r.randrange(99999))
-        if choice == 3:  # peers.md (gpud Xid 119)
+        if choice == 3:  # leptonai/gpud xid testdata, Xid 119
             return "NVRM: Xid (PCI:0000:%s): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of waiting for RPC response from GPU4 GSP! Expected function 103 (GSP_RM_ALLOC) (0x2081 0x4)." % bdf
-        if choice == 4:  # peers.md (NVSentinel Xid 74)
+        if choice == 4:  # NVIDIA/NVSentinel test fixture, Xid 74
             return "NVRM: Xid (PCI:0000:%s): 74, pid='<unknown>', name=<unknown>, NVLink: fatal error detected on link 14(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)" % bdf
-        if choice == 5:  # domain.md §3.1
+        if choice == 5:  # Linux drivers/pci/pcie/aer.c message format
             return "pcieport %s: AER: Corrected error received: %s" % (sw_bdfs[g // 2], sw_bdfs[g // 2])
         if choice == 6:
             return "pcieport %s: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)" % sw_bdfs[g // 2]
-        if choice == 7:  # peers.md (NVSentinel mlx5)
+        if choice == 7:  # NVIDIA/NVSentinel test fixture, mlx5 command timeout
             return "mlx5_core %s: wait_func:1195:(pid 1967079): ENABLE_HCA(0x104) timeout. Will cause a leak of a command resource" % nic_bdfs[g]
-        if choice == 8:  # domain.md §4.1
+        if choice == 8:  # Linux mlx5 core events.c port module event
             return "mlx5_core %s: Port module event: module %d, Cable plugged" % (nic_bdfs[g], g)
-        if choice == 9:  # peers.md
+        if choice == 9:  # NVIDIA/NVSentinel test fixture, NIC transmit timeout
             return "NETDEV WATCHDOG: ibp%ds0 (mlx5_core): transmit queue 0 timed out" % g
-        if choice == 10:  # domain.md §8
+        if choice == 10:  # NFS client stall, usually benign noise that recovers
             return "nfs: server nfs-03 not responding, still trying"
         return "INFO: task python:%d blocked for more than 120 seconds." % r.randrange(99999)
 
     def app_fault(r, host, rank):
         choice = r.randrange(4)
-        if choice == 0:  # domain.md §5.4
+        if choice == 0:  # PyTorch ProcessGroupNCCL watchdog timeout
             return "[rank%d]:[E305 10:41:12.408271257 ProcessGroupNCCL.cpp:607] [Rank %d] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out." % (rank, rank)
         if choice == 1:
             return "[rank%d]:[E305 10:41:12.465150152 ProcessGroupNCCL.cpp:1664] [PG 1 Rank %d] Exception (either an error or timeout) detected by watchdog at work: 1580, last enqueued NCCL work: 1582, last completed NCCL work: 1579." % (rank, rank)
-        if choice == 2:  # domain.md §5.2
+        if choice == 2:  # NCCL src/transport/net_ib.cc completion error
             return "%s:1234:5678 [%d] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.2.3.4<45678> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.2.0.1 remoteGids ::ffff:10.2.3.4 hca mlx5_%d" % (host, rank % 8, rank % 8)
         return "%s:1234:5678 [%d] NCCL INFO NET/IB : mlx5_%d:1 Got async event : port error" % (host, rank % 8, rank % 8)
 

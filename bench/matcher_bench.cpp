@@ -25,7 +25,8 @@ KnowledgeBase bench_kb() {
     s.patterns = {std::move(pat)};
     kb.signatures.push_back(std::move(s));
   };
-  // reference/domain.md §8, shared Xid pattern with 40 `when` variants.
+  // One shared NVRM Xid pattern with 40 `when` variants, as the shipped KB
+  // writes its Xid signatures.
   const char* xid =
       R"(NVRM: Xid \((?:PCI:)?(?P<bdf>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\): (?P<xid>\d+),)";
   for (int code = 1; code <= 40; ++code) {

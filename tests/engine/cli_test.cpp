@@ -134,7 +134,7 @@ std::string dmesg(double secs, const std::string& msg) {
   return b + msg + "\n";
 }
 
-// The watchdog line of reference/domain.md §5.4 for rank r at 10:51:02 + dt (glog prefix).
+// The PyTorch ProcessGroupNCCL watchdog line for rank r at 10:51:02 + dt (glog prefix).
 std::string watchdog(int r, double sec = 2.4) {
   char b[512];
   std::snprintf(b, sizeof b,
@@ -160,14 +160,14 @@ void cascade_bundle(const fs::path& dir, int hosts, int bad, int g, bool minimal
     if (h == bad) {
       std::string sw = "0000:" + hex2(0x10 + g * 0x10) + ":00.0";
       std::string gpu_bdf = "0000:" + hex2(0x11 + g * 0x10) + ":00";
-      // source: reference/domain.md §3.1 (format), bus numbers of the test topology
+      // source: Linux drivers/pci/pcie/aer.c (format), bus numbers of the test topology
       k +=
           dmesg(9662.301144, "pcieport " + sw + ": AER: Uncorrected (Fatal) error received: " + sw);
       k +=
           dmesg(9662.301150, "pcieport " + sw +
                                  ": PCIe Bus Error: severity=Uncorrected (Fatal), type=Transaction "
                                  "Layer, (Requester ID)");
-      // source: reference/domain.md §2.1 / §2.3 (format)
+      // source: the NVRM Xid line of NVIDIA's Xid catalog (format)
       k += dmesg(9662.910385, "NVRM: Xid (PCI:" + gpu_bdf +
                                   "): 79, pid=48213, name=python, GPU has fallen off the bus.");
     }
@@ -259,7 +259,7 @@ TEST(Cli, HostThatDiedSilently) {
     if (h == 2) continue;  // node-2 stops logging at 10:30
     std::string t = "2026-03-05 10:40:00 [INFO] step 100\n";
     for (int g = 0; g < 8; ++g)
-      // format: reference/domain.md §5.2; values of the test topology
+      // format: NCCL src/transport/net_ib.cc; values of the test topology
       t += "node-" + std::to_string(h) + ":4821" + std::to_string(g) + ":4830" + std::to_string(g) +
            " [" + std::to_string(g) + "] NCCL WARN NET/IB : Got completion from peer 10.2.2." +
            std::to_string(g) + "<41422> with status=12 opcode=0 len=0 vendor err 129 (Send)\n";
@@ -343,8 +343,8 @@ TEST(Cli, ShippedKbOnTheDemoBundleSameEitherWay) {
   EXPECT_EQ(ja["root_causes"][0]["device"], "node-0018/pcie/0000:5c:00.0");
 }
 
-// Inputs as SREs have them (issue 11): plain files, stdin and a packed bundle
-// give the same root as the bundle directory.
+// Inputs as SREs have them, since nobody repacks logs before asking: plain
+// files, stdin and a packed bundle give the same root as the bundle directory.
 // A .tar.gz of examples/incident-pcie in t, with its directory inside
 // (`tar czf b.tgz incident-pcie`); "" when tar fails.
 std::string pack_example(const TempDir& t) {
@@ -435,10 +435,11 @@ TEST(Cli, ModulesLoadOnFirstUseAndAMissingOneIsSaid) {
       << r.err;
 }
 
-// A report says what it read, what it refused and what it did not understand
-// (issue 11): a kernel Xid line that came through an app log is refused for
-// transport; an NVRM error no signature knows is "not understood", and with
-// nothing recognized it is the unclassified root (low confidence, no eviction).
+// A report says what it read, what it refused and what it did not understand,
+// so a quiet report is not taken for a clean one: a kernel Xid line that came
+// through an app log is refused for transport; an NVRM error no signature knows
+// is "not understood", and with nothing recognized it is the unclassified root
+// (low confidence, no eviction).
 TEST(Cli, ReportSaysWhatItRefusedAndDidNotUnderstand) {
   const std::string kb = std::string(REFLEX_SOURCE_DIR) + "/kb";
   TempDir t;
@@ -546,7 +547,7 @@ std::string envelope(const std::string& host, const std::string& ts, const std::
 
 std::string cascade_envelopes() {
   std::string s;
-  // source: reference/domain.md §3.1, §2.3 (formats)
+  // source: Linux drivers/pci/pcie/aer.c and NVIDIA's Xid catalog (formats)
   s += envelope("node-1", "2026-03-05T10:41:02.301144Z", "kernel",
                 "pcieport 0000:40:00.0: AER: Uncorrected (Fatal) error received: 0000:40:00.0");
   s += envelope("node-1", "2026-03-05T10:41:02.910385Z", "kernel",

@@ -1,7 +1,8 @@
-// Incidents over time (issue 12): a second symptom wave that a root explains
-// joins that root's incident; without a job symptom the fault evidence is
-// split by time gaps, the worst incident heads the document and the others
-// follow newest first. Hand-built KBs (test vocabulary, not the shipped KB's).
+// Incidents over time, since one long log can hold several faults: a second
+// symptom wave that a root explains joins that root's incident; without a job
+// symptom the fault evidence is split by time gaps, the worst incident heads
+// the document and the others follow newest first. Hand-built KBs (test
+// vocabulary, not the shipped KB's).
 #include <gtest/gtest.h>
 
 #include <set>

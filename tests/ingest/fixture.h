@@ -1,7 +1,8 @@
 // A small hand-built knowledge base and topology for ingest tests. The KB is
 // built directly as reflex::KnowledgeBase (the compiler's output format), so
-// these tests do not depend on the .rfx front end. Patterns follow
-// /work/shared/reference/domain.md §8 (regex cheat-sheet) and §2.1.
+// these tests do not depend on the .rfx front end. Patterns follow the public
+// line formats: NVIDIA's Xid catalog (NVRM lines), Linux aer.c, mlx5 and
+// PyTorch ProcessGroupNCCL messages.
 #pragma once
 
 #include <memory>
@@ -54,7 +55,7 @@ inline KnowledgeBase test_kb() {
     kb.signatures.push_back(s);
   }
   {
-    // domain.md §2.1 / peers.md: the three-line fallen-off-the-bus message.
+    // The three-line fallen-off-the-bus message (NVIDIA/NVSentinel test fixture).
     Signature s;
     s.name = "gpu_fallen_off_bus_multiline";
     s.kind = DeviceKind::gpu;
@@ -68,7 +69,7 @@ inline KnowledgeBase test_kb() {
     kb.signatures.push_back(s);
   }
   {
-    // domain.md §3.1: correctable AER (older kernels' wording).
+    // Linux aer.c: correctable AER (older kernels' wording).
     Signature s;
     s.name = "pcie_aer_corrected_storm";
     s.kind = DeviceKind::pcie_port;
@@ -83,7 +84,7 @@ inline KnowledgeBase test_kb() {
     kb.signatures.push_back(s);
   }
   {
-    // domain.md §5.4: PyTorch watchdog timeout, a hang symptom on a rank.
+    // PyTorch ProcessGroupNCCL watchdog timeout, a hang symptom on a rank.
     Signature s;
     s.name = "nccl_watchdog_timeout";
     s.kind = DeviceKind::rank;
@@ -111,7 +112,7 @@ inline KnowledgeBase test_kb() {
     kb.signatures.push_back(s);
   }
   {
-    // domain.md §4.1 / peers.md: mlx5 command timeout on a NIC by BDF.
+    // mlx5 command timeout on a NIC by BDF (NVIDIA/NVSentinel test fixture).
     Signature s;
     s.name = "mlx5_cmd_timeout";
     s.kind = DeviceKind::nic;

@@ -66,7 +66,7 @@ class IngestorTest : public ::testing::Test {
   std::vector<Event> events_;
 };
 
-// domain.md §2.3 example line (dmesg raw).
+// A publicly posted Xid 79 line as dmesg prints it (raw).
 const char* kXid79 = "[155044.078590] NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.";
 
 TEST_F(IngestorTest, KernelXidLocatesTheGpu) {
@@ -88,7 +88,7 @@ TEST_F(IngestorTest, KernelXidLocatesTheGpu) {
 }
 
 TEST_F(IngestorTest, UserTransportCannotFireAKernelSignature) {
-  // A `logger`-style line claiming an Xid (invented spoof of the domain.md §2.3 line).
+  // A `logger`-style line claiming an Xid (invented spoof of the Xid 79 line).
   auto ing = make();
   ing->feed_line("node-0017", kTransportSyslog,
                  "NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off the bus.", "syslog", 1);
@@ -127,7 +127,7 @@ TEST_F(IngestorTest, SyslogFileWithLoggerSpoof) {
 }
 
 TEST_F(IngestorTest, MultiLineFallenOffTheBusIsJoined) {
-  // peers.md: NVSentinel's multi-line fallen-off message, verbatim.
+  // NVIDIA/NVSentinel's multi-line fallen-off message fixture, verbatim.
   std::string p = write("hosts/node-0017/dmesg",
                         "[ 1843.308145] NVRM: The NVIDIA GPU 0000:9b:00.0\n"
                         "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
@@ -182,7 +182,7 @@ TEST_F(IngestorTest, UnknownDevicesAndHostsArePlaceholdersNotDrops) {
 
 TEST_F(IngestorTest, DedupFoldsAnXid95StormIntoOneEvent) {
   std::string text;
-  // domain.md §2.1-style Xid 95 lines, `dmesg --time-format iso` prefix, one per 100 ms.
+  // NVRM-style Xid 95 lines, `dmesg --time-format iso` prefix, one per 100 ms.
   for (int i = 0; i < 500; ++i) {
     char buf[200];
     std::snprintf(buf, sizeof buf,
@@ -357,7 +357,7 @@ TEST_F(IngestorTest, BlockModeAllocatesNothingPerNonMatchingLine) {
       s +=
           std::string(ts) + "systemd[1]: Started Session " + std::to_string(i) + " of user root.\n";
     }
-    // domain.md §2.3 Xid 79, so the test also sees the one line that matches
+    // An Xid 79 line, so the test also sees the one line that matches
     s += "2026-03-05T11:00:00,000000+00:00 NVRM: Xid (PCI:0000:18:00): 79, GPU has fallen off "
          "the bus.\n";
     return s;
@@ -491,7 +491,7 @@ TEST_F(IngestorTest, ChunkModeEqualsPerLineMode) {
       kern += std::string(ts) + "NVRM: Xid (PCI:0000:18:00): 95, pid=1, Uncontained: FBHUB.\n";
     } else if (i % 333 == 0) {
       kern += std::string(ts) + "NVRM: Xid (PCI:0000:9b:00): 119, pid=2, Timeout after 6s\n";
-    } else if (i == 4000) {  // peers.md multi-line message, continuation lines untimed
+    } else if (i == 4000) {  // NVSentinel's multi-line message, continuation lines untimed
       kern +=
           "[ 1843.308145] NVRM: The NVIDIA GPU 0000:9b:00.0\n"
           "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
@@ -635,7 +635,7 @@ TEST_F(IngestorTest, ChunkModeBlocksAcrossReadBuffers) {
     char ts[64];
     std::snprintf(ts, sizeof ts, "2026-03-05T10:%02d:%02d,%06d+00:00 ", (i / 600) % 60,
                   (i / 10) % 60, (i % 10) * 100000);
-    if (i % 89 == 0) {  // Xid line as in the test above (peers.md Xid 95 form)
+    if (i % 89 == 0) {  // Xid line as in the test above (Xid 95 storm form)
       kern += std::string(ts) + "NVRM: Xid (PCI:0000:18:00): 95, pid=1, Uncontained: FBHUB.\n";
     } else {  // invented benign chatter of varying length
       kern += std::string(ts) + "systemd[1]: Started Session " + std::to_string(i) + " " +
@@ -679,7 +679,7 @@ TEST_F(IngestorTest, MemoFirstStormEqualsWholeBlockScan) {
     char ts[64];
     std::snprintf(ts, sizeof ts, "2026-03-05T10:%02d:%02d,%06d+00:00 ", (i / 1000) % 60,
                   (i / 17) % 60, (i % 17) * 50000);
-    // Xid 95 form of peers.md, with a few pids and devices (the storm's messages).
+    // The Xid 95 storm form, with a few pids and devices (the storm's messages).
     const std::string xid = "NVRM: Xid (PCI:0000:" + std::string(i % 2 ? "18" : "9b") +
                             ":00): 95, pid=" + std::to_string(i % 23) + ", Uncontained: FBHUB.";
     if (i % 7 == 3) {  // invented benign chatter
@@ -690,7 +690,7 @@ TEST_F(IngestorTest, MemoFirstStormEqualsWholeBlockScan) {
       kern += "[ 1843.308145] " + xid + "\n";
     } else if (i % 107 == 9) {  // a prefix of the usual width that the parser keeps
       kern += std::string(std::strlen(ts) - 1, 'z') + " " + xid + "\n";
-    } else if (i % 211 == 11) {  // another Xid, rarely (peers.md form)
+    } else if (i % 211 == 11) {  // another Xid, rarely (gpud xid testdata form)
       kern += std::string(ts) + "NVRM: Xid (PCI:0000:9b:00): 119, pid=2, Timeout after 6s\n";
     } else {
       kern += std::string(ts) + xid + "\n";

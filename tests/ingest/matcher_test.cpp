@@ -69,29 +69,29 @@ TEST_F(MatcherTest, SharedPatternsAreDeduplicated) {
 
 TEST_F(MatcherTest, TableOfRealLines) {
   const MatchCase cases[] = {
-      // peers.md "Real raw lines": gpud xid testdata (dmesg -T prefix stripped by formats)
+      // leptonai/gpud xid testdata (dmesg -T prefix stripped by formats)
       {"NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of "
        "waiting for RPC response from GPU4 GSP! Expected function 103 (GSP_RM_ALLOC) (0x2081 0x4).",
        "xid119_gsp_timeout"},
-      // peers.md: NVSentinel Xid 13
+      // NVIDIA/NVSentinel test fixture: Xid 13
       {"NVRM: Xid (PCI:0000:b5:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp "
        "Exception on (GPC 1, TPC 3, SM 0): Out Of Range Address",
        "xid13_graphics_exception"},
-      // peers.md: NVSentinel mlx5 command timeout
+      // NVIDIA/NVSentinel test fixture: mlx5 command timeout
       {"mlx5_core 0000:03:00.0: wait_func:1195:(pid 1967079): ENABLE_HCA(0x104) timeout. Will "
        "cause a leak of a command resource",
        "mlx5_cmd_timeout"},
-      // peers.md: nccl#1730 watchdog
+      // PyTorch watchdog line as posted in NVIDIA/nccl#1730
       {"[rank118]:[E603 17:48:01.005271823 ProcessGroupNCCL.cpp:632] [Rank 118] Watchdog caught "
        "collective operation timeout: WorkNCCL(SeqNum=2398459, OpType=ALLREDUCE, "
        "NumelIn=8652160, NumelOut=8652160, Timeout(ms)=1800000) ran for 1800068 milliseconds "
        "before timing out.",
        "nccl_watchdog_timeout"},
-      // peers.md: SXid is not an Xid (near miss)
+      // NVIDIA/NVSentinel fixture: SXid is not an Xid (near miss)
       {"nvidia-nvswitch0: SXid (PCI:0000:c3:00.0): 24007, Fatal, Link 28 sourcetrack timeout "
        "error (First)",
        nullptr},
-      // peers.md: fallen off without Xid number is a different signature (not in this KB)
+      // leptonai/gpud: fallen off without Xid number is a different signature (not in this KB)
       {"NVRM: GPU 0000:29:00.0: GPU has fallen off the bus.", nullptr},
       // benign chatter (invented)
       {"systemd[1]: Started Session 42 of user root.", nullptr},
@@ -230,7 +230,7 @@ std::vector<std::vector<uint32_t>> scan_all(const Matcher& m,
 }
 
 const std::vector<std::string> kCacheLines = {
-    // peers.md: gpud xid testdata, NVSentinel mlx5 command timeout, nccl#1730 watchdog
+    // gpud xid testdata, NVSentinel mlx5 command timeout, NVIDIA/nccl#1730 watchdog
     "NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of "
     "waiting for RPC response from GPU4 GSP! Expected function 103 (GSP_RM_ALLOC) (0x2081 0x4).",
     "mlx5_core 0000:03:00.0: wait_func:1195:(pid 1967079): ENABLE_HCA(0x104) timeout. Will "
