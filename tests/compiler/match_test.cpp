@@ -11,7 +11,7 @@ Signature xid_signature() {
   s.name = "xid";
   s.kind = DeviceKind::gpu;
   s.sources = kTransportKernel;
-  // Pattern from reference/domain.md §2.1 (gpud), with named groups.
+  // Pattern of leptonai/gpud's xid/kmsg.go matcher, with named groups.
   s.patterns = {R"(NVRM: Xid \((?:PCI:)?(?P<bdf>[0-9a-fA-F:.]+)\): (?P<xid>\d+),)"};
   s.fields = {{"bdf", FieldType::bdf}, {"xid", FieldType::int_}};
   Condition c;
@@ -59,7 +59,7 @@ TEST_P(XidMatch, MatchesAndNormalises) {
 
 // clang-format off
 const MatchCase kCases[] = {
-  // source: reference/domain.md §2.3
+  // source: forums.developer.nvidia.com/t/xid-79-gpu-has-fallen-off-the-bus/49452
   {"xid79", "[155044.078590] NVRM: Xid (PCI:0000:06:00): 79, GPU has fallen off the bus.", kTransportKernel, true, "0000:06:00.0"},
   {"xid48_upper_hex", "NVRM: Xid (PCI:0000:AB:00.0): 48, DBE", kTransportKernel, true, "0000:ab:00.0"},
   {"xid13_filtered_by_when", "NVRM: Xid (PCI:0000:06:00): 13, Graphics SM Warp Exception", kTransportKernel, false, ""},
@@ -97,7 +97,7 @@ TEST(Match, ContinuationLines) {
   s.join_within_lines = 2;
   auto cs = CompiledSignature::compile(s, nullptr);
   ASSERT_TRUE(cs);
-  // source: reference/peers.md (NVSentinel multi-line fallen-off message)
+  // source: NVIDIA/NVSentinel test fixtures (multi-line fallen-off message)
   const char* text =
       "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
       "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
