@@ -1,7 +1,7 @@
 // The simulated cluster: HGX-style 8-GPU hosts (PCIe switches with GPU-NIC
 // pairing, root ports, NVSwitches), a rail-optimized fabric (NIC i of every host
-// of a 32-host scalable unit on leaf i), spines, racks and shared storage
-// (reference/domain.md §0, §7.1).
+// of a 32-host scalable unit on leaf i), spines, racks and shared storage, as
+// large training clusters are built.
 #include <cstdio>
 #include <string>
 
@@ -87,9 +87,11 @@ Cluster build_cluster(const SimOptions& o, uint64_t seed) {
         g.index = gi;
         g.bdf = fmt_bdf(base + 2 + j);
         g.bus = g.bdf.substr(0, 10);
-        std::snprintf(b, sizeof b, "1650%09llu", static_cast<unsigned long long>(r.range(0, 999999999)));
+        std::snprintf(b, sizeof b, "1650%09llu",
+                      static_cast<unsigned long long>(r.range(0, 999999999)));
         g.serial = b;
-        g.uuid = "GPU-" + r.hex(8) + "-" + r.hex(4) + "-" + r.hex(4) + "-" + r.hex(4) + "-" + r.hex(12);
+        g.uuid =
+            "GPU-" + r.hex(8) + "-" + r.hex(4) + "-" + r.hex(4) + "-" + r.hex(4) + "-" + r.hex(12);
         g.sw = s;
         SimNic n;
         n.index = gi;
@@ -103,7 +105,8 @@ Cluster build_cluster(const SimOptions& o, uint64_t seed) {
         if (c.roce) {
           n.gid = "::ffff:" + n.ip;
         } else {
-          std::snprintf(b, sizeof b, "fe80::a088:c203:%x:%x", (h + 1) >> 4, ((h + 1) & 15) * 256 + gi);
+          std::snprintf(b, sizeof b, "fe80::a088:c203:%x:%x", (h + 1) >> 4,
+                        ((h + 1) & 15) * 256 + gi);
           n.gid = b;
         }
         n.sw = s;
@@ -173,16 +176,16 @@ std::string topology_json(const Cluster& c, const Job& j) {
     for (size_t n = 0; n < x.nics.size(); ++n) {
       const SimNic& ni = x.nics[n];
       o += n ? ",\n       " : "\n       ";
-      o += "{\"name\": \"" + ni.name + "\", \"bdf\": \"" + ni.bdf + "\", \"netdev\": \"" + ni.netdev +
-           "\", \"ip\": \"" + ni.ip + "\", \"pcie_switch\": \"" + x.sws[static_cast<size_t>(ni.sw)].id +
-           "\", \"port\": 1, \"fabric_switch\": \"" + c.leaves[static_cast<size_t>(ni.leaf)].name +
-           "\"}";
+      o += "{\"name\": \"" + ni.name + "\", \"bdf\": \"" + ni.bdf + "\", \"netdev\": \"" +
+           ni.netdev + "\", \"ip\": \"" + ni.ip + "\", \"pcie_switch\": \"" +
+           x.sws[static_cast<size_t>(ni.sw)].id + "\", \"port\": 1, \"fabric_switch\": \"" +
+           c.leaves[static_cast<size_t>(ni.leaf)].name + "\"}";
     }
     o += "],\n     \"pcie_switches\": [";
     for (size_t s = 0; s < x.sws.size(); ++s) {
       o += s ? ", " : "";
-      o += "{\"id\": \"" + x.sws[s].id + "\", \"bdf\": \"" + x.sws[s].bdf + "\", \"root_port\": \"" +
-           x.sws[s].root_port + "\"}";
+      o += "{\"id\": \"" + x.sws[s].id + "\", \"bdf\": \"" + x.sws[s].bdf +
+           "\", \"root_port\": \"" + x.sws[s].root_port + "\"}";
     }
     o += "],\n     \"nvswitches\": [";
     for (size_t s = 0; s < x.nvsw_bdf.size(); ++s) {

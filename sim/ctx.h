@@ -1,6 +1,6 @@
 // Emission helpers shared by the scenario templates, the noise and the latent
 // faults: one place that knows each source's real line format and its version
-// drift (reference/domain.md §2-§5, peers.md).
+// drift across driver, kernel, NCCL and PyTorch versions.
 #pragma once
 
 #include <algorithm>
@@ -71,16 +71,21 @@ class Ctx {
   // NCCL: "node-0017:2345:2901 [3] NCCL WARN msg"
   void nccl(int h, Us t, int g, const char* level, const std::string& msg) {
     const HostProfile& p = I.prof[static_cast<size_t>(h)];
-    app(h, t, g, strf("%s:%d:%d [%d] NCCL %s ", p.nccl_name.c_str(), p.pid_base + g,
-                      p.pid_base + g + 560 + (g * 7) % 13, g, level) +
-                     msg);
+    app(h, t, g,
+        strf("%s:%d:%d [%d] NCCL %s ", p.nccl_name.c_str(), p.pid_base + g,
+             p.pid_base + g + 560 + (g * 7) % 13, g, level) +
+            msg);
   }
   std::string pg(int rank_) const {
     switch (I.torch_variant) {
-      case 0: return strf("[PG 0 Rank %d]", rank_);
-      case 1: return strf("[Rank %d]", rank_);
-      case 2: return strf("[PG ID 0 PG GUID 0(default_pg) Rank %d]", rank_);
-      default: return strf("[PG 0 (default_pg) Rank %d]", rank_);
+      case 0:
+        return strf("[PG 0 Rank %d]", rank_);
+      case 1:
+        return strf("[Rank %d]", rank_);
+      case 2:
+        return strf("[PG ID 0 PG GUID 0(default_pg) Rank %d]", rank_);
+      default:
+        return strf("[PG 0 (default_pg) Rank %d]", rank_);
     }
   }
   struct TorchLines {
@@ -100,9 +105,11 @@ class Ctx {
     const SimGpu& gp = H(h).gpus[static_cast<size_t>(g)];
     std::string who;
     if (I.nccl_variant % 3 != 2) {
-      who = process_ctx ? strf(" pid=%d, name=python,", pid(h, g)) : " pid='<unknown>', name=<unknown>,";
+      who = process_ctx ? strf(" pid=%d, name=python,", pid(h, g))
+                        : " pid='<unknown>', name=<unknown>,";
     }
-    kern(h, t, strf("NVRM: Xid (PCI:%s): %d,%s %s", gp.bus.c_str(), code, who.c_str(), text.c_str()));
+    kern(h, t,
+         strf("NVRM: Xid (PCI:%s): %d,%s %s", gp.bus.c_str(), code, who.c_str(), text.c_str()));
   }
   void xid_context(int h, int g, Us t) {
     const SimGpu& gp = H(h).gpus[static_cast<size_t>(g)];
@@ -114,14 +121,14 @@ class Ctx {
   // ---- job-level symptoms ----
   struct Prop {
     Us t_fail = 0;
-    std::vector<int> hosts;   // hosts whose endpoints stopped answering
-    std::vector<int> rails;   // affected rails (empty = all)
-    bool own_side = false;    // the failed host still logs its side (NIC down)
-    bool errored = true;      // errored (IB status 12) vs hung (watchdog)
-    std::vector<int> dead_hosts;                 // no lines from their ranks
-    std::vector<std::pair<int, int>> dead_ranks; // (h, g) exited ranks
-    std::vector<std::pair<int, int>> lagging;    // CPU-side blocked ranks (hung regime)
-    bool launch = false;      // init-time failure
+    std::vector<int> hosts;                       // hosts whose endpoints stopped answering
+    std::vector<int> rails;                       // affected rails (empty = all)
+    bool own_side = false;                        // the failed host still logs its side (NIC down)
+    bool errored = true;                          // errored (IB status 12) vs hung (watchdog)
+    std::vector<int> dead_hosts;                  // no lines from their ranks
+    std::vector<std::pair<int, int>> dead_ranks;  // (h, g) exited ranks
+    std::vector<std::pair<int, int>> lagging;     // CPU-side blocked ranks (hung regime)
+    bool launch = false;                          // init-time failure
   };
   Us propagate(const Prop& p);
   void rank_crash(int h, int g, Us t, const std::string& cuda_error);
@@ -129,6 +136,10 @@ class Ctx {
   std::string ib_error(int h_from, int g, int peer_h, int rail, int status, int vendor);
   void training(Us t_from, Us t_to, Us slow_at, double factor);
   void nccl_startup(int h, Us t);
+
+ private:
+  struct Spread;  // what propagate's two regimes share (ctx.cpp)
+  Us propagate_errored(const Prop& p, Spread& s);
 };
 
 }  // namespace reflex::sim

@@ -1,5 +1,5 @@
 // Incident assembly and the bundle writer: per-host clocks, formats and their
-// drift (reference/domain.md §7.3), missing logs, and interfaces.md §3 file layout.
+// drift, missing logs, and the file layout of docs/interfaces.md §3.
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -164,11 +164,16 @@ struct HostWriter {
   // The kernel log's file: the format's name, a rotated syslog's older half in kern.log.1.
   std::string kern_file(Us tc) const {
     switch (p.kern) {
-      case HostProfile::kDmesgRaw: return "dmesg.log";
-      case HostProfile::kDmesgT: return "dmesg-T.log";
-      case HostProfile::kDmesgIso: return "dmesg-iso.log";
-      case HostProfile::kJournal: return "journal.json";
-      default: return p.kern_gz ? "kern.log.gz" : (rotate && tc < rot_at ? "kern.log.1" : "kern.log");
+      case HostProfile::kDmesgRaw:
+        return "dmesg.log";
+      case HostProfile::kDmesgT:
+        return "dmesg-T.log";
+      case HostProfile::kDmesgIso:
+        return "dmesg-iso.log";
+      case HostProfile::kJournal:
+        return "journal.json";
+      default:
+        return p.kern_gz ? "kern.log.gz" : (rotate && tc < rot_at ? "kern.log.1" : "kern.log");
     }
   }
 
@@ -178,7 +183,9 @@ struct HostWriter {
     if (p.kern == HostProfile::kJournal) {
       o += "{\"__REALTIME_TIMESTAMP\":\"" + std::to_string(tc) + "\",\"_HOSTNAME\":\"" + name +
            "\",\"_TRANSPORT\":\"kernel\",\"SYSLOG_IDENTIFIER\":\"kernel\",\"PRIORITY\":\"" +
-           (l.text.find("Xid") != std::string::npos || l.text.find("rror") != std::string::npos ? "3" : "6") +
+           (l.text.find("Xid") != std::string::npos || l.text.find("rror") != std::string::npos
+                ? "3"
+                : "6") +
            "\",\"MESSAGE\":\"" + jesc(l.text) + "\"}\n";
       return;
     }
@@ -187,12 +194,20 @@ struct HostWriter {
     switch (p.kern) {
       case HostProfile::kDmesgRaw:
         append_mono(prefix, mono);
-        if (p.thread_tag) prefix += " [ T" + std::to_string(1000 + static_cast<int>(l.seq % 97)) + "]";
+        if (p.thread_tag)
+          prefix += " [ T" + std::to_string(1000 + static_cast<int>(l.seq % 97)) + "]";
         prefix += ' ';
         break;
-      case HostProfile::kDmesgT: append_dmesg_T(prefix, tc); prefix += ' '; break;
-      case HostProfile::kDmesgIso: append_dmesg_iso(prefix, tc); prefix += ' '; break;
-      default: break;
+      case HostProfile::kDmesgT:
+        append_dmesg_T(prefix, tc);
+        prefix += ' ';
+        break;
+      case HostProfile::kDmesgIso:
+        append_dmesg_iso(prefix, tc);
+        prefix += ' ';
+        break;
+      default:
+        break;
     }
     for (size_t i = 0; i < parts.size(); ++i) {
       if (p.kern == HostProfile::kSyslog) {
@@ -282,7 +297,8 @@ struct HostWriter {
         out.boot_time = true;
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
 };
@@ -341,10 +357,12 @@ std::string truth_json(const Truth& t, const std::string& scenario, uint64_t see
   o += ",\n  \"regime\": \"" + jesc(t.regime) + "\"";
   o += ",\n  \"latent\": [";
   for (size_t i = 0; i < t.latent.size(); ++i)
-    o += std::string(i ? ", " : "") + "{\"kind\": \"" + jesc(t.latent[i].kind) + "\", \"device\": \"" + jesc(t.latent[i].device) + "\"}";
+    o += std::string(i ? ", " : "") + "{\"kind\": \"" + jesc(t.latent[i].kind) +
+         "\", \"device\": \"" + jesc(t.latent[i].device) + "\"}";
   o += "]";
   o += ",\n  \"notes\": " + arr(t.notes);
-  o += ",\n  \"generator\": {\"name\": \"reflex-sim\", \"seed\": " + std::to_string(seed) + ", \"index\": " + std::to_string(index) + "}";
+  o += ",\n  \"generator\": {\"name\": \"reflex-sim\", \"seed\": " + std::to_string(seed) +
+       ", \"index\": " + std::to_string(index) + "}";
   o += "\n}\n";
   return o;
 }
@@ -365,14 +383,16 @@ const HardDef* find_hard(const std::string& name) {
 
 // The bundle of one incident: topology.json, truth.json, every host's files,
 // the subnet manager's log and BMC SEL captures (hosts outside the topology).
-bool write_bundle(const SimOptions& o, Cluster& c, int index, Incident& I, Rng& r, std::string* err) {
+bool write_bundle(const SimOptions& o, Cluster& c, int index, Incident& I, Rng& r,
+                  std::string* err) {
   const std::string& scen = I.truth.scenario;
   const int H = static_cast<int>(c.hosts.size());
   char dname[32];
   std::snprintf(dname, sizeof dname, "incident-%04d", index);
   const std::string dir = o.out + "/" + dname;
   if (!mkdir_p(dir + "/hosts", err)) return false;
-  if (!I.no_topology && !write_file(dir + "/topology.json", topology_json(c, I.job), err)) return false;
+  if (!I.no_topology && !write_file(dir + "/topology.json", topology_json(c, I.job), err))
+    return false;
   if (!write_file(dir + "/truth.json", truth_json(I.truth, scen, o.seed, index), err)) return false;
   for (int h = 0; h < H; ++h) {
     Rng hr(derive_seed(o.seed, static_cast<uint64_t>(index), 5000000 + static_cast<uint64_t>(h)));
@@ -388,11 +408,13 @@ bool write_bundle(const SimOptions& o, Cluster& c, int index, Incident& I, Rng& 
     if (!mkdir_p(hd, err)) return false;
     for (auto& [f, data] : out.files) {
       if (data.empty()) continue;
-      bool ok = f.size() > 3 && f.compare(f.size() - 3, 3, ".gz") == 0 ? write_gz(hd + "/" + f, data, err)
-                                                                        : write_file(hd + "/" + f, data, err);
+      bool ok = f.size() > 3 && f.compare(f.size() - 3, 3, ".gz") == 0
+                    ? write_gz(hd + "/" + f, data, err)
+                    : write_file(hd + "/" + f, data, err);
       if (!ok) return false;
     }
-    if (out.boot_time && !write_file(hd + "/boot_time", iso_us(I.prof[static_cast<size_t>(h)].boot) + "\n", err))
+    if (out.boot_time &&
+        !write_file(hd + "/boot_time", iso_us(I.prof[static_cast<size_t>(h)].boot) + "\n", err))
       return false;
   }
   if (!I.sm_lines.empty()) {
@@ -424,7 +446,8 @@ bool write_bundle(const SimOptions& o, Cluster& c, int index, Incident& I, Rng& 
   return true;
 }
 
-bool write_incident(const SimOptions& o, Cluster& c, int index, const ScenarioDef* def, bool with_job, std::string* err) {
+bool write_incident(const SimOptions& o, Cluster& c, int index, const ScenarioDef* def,
+                    bool with_job, std::string* err) {
   const std::string& scen = def->info.name;
   Rng r(derive_seed(o.seed, static_cast<uint64_t>(index), 1));
   Incident I;
@@ -441,7 +464,8 @@ bool write_incident(const SimOptions& o, Cluster& c, int index, const ScenarioDe
   I.app_lost.assign(static_cast<size_t>(H), 0);
   I.want_smi.assign(static_cast<size_t>(H), 0);
   I.want_counters.assign(static_cast<size_t>(H), 0);
-  const Us t0 = to_us(2026, 1, 5, 0, 0, 0) + r.range(0, 300LL * 86400) * kSec + r.range(0, kSec - 1);
+  const Us t0 =
+      to_us(2026, 1, 5, 0, 0, 0) + r.range(0, 300LL * 86400) * kSec + r.range(0, kSec - 1);
   I.torch_variant = r.index(4);
   I.nccl_variant = r.index(8);
   I.iter_style = r.index(2);
@@ -457,16 +481,18 @@ bool write_incident(const SimOptions& o, Cluster& c, int index, const ScenarioDe
     I.prof[static_cast<size_t>(h)] = make_profile(c, I.job, h, hr, t0);
   }
   if (scen == "nvlink5_fatal")
-    for (int h = 0; h < H; ++h) c.hosts[static_cast<size_t>(h)].nvl_domain = strf("nvl-%03d", h / 9 + 1);
+    for (int h = 0; h < H; ++h)
+      c.hosts[static_cast<size_t>(h)].nvl_domain = strf("nvl-%03d", h / 9 + 1);
   const bool launch = scen == "nccl_mismatch";  // hard templates set their own window
-  I.t_start = launch ? t0 - static_cast<Us>(r.uniform(5, 60) * 1e6) : t0 - static_cast<Us>(r.uniform(900, 5400) * 1e6);
+  I.t_start = launch ? t0 - static_cast<Us>(r.uniform(5, 60) * 1e6)
+                     : t0 - static_cast<Us>(r.uniform(900, 5400) * 1e6);
   I.t_end = t0 + static_cast<Us>(r.uniform(300, 1200) * 1e6);
   I.truth.scenario = scen;
   Ctx x(I, r);
   def->run(x, t0);
   // No training before a launch failure (hard templates say so by their regime).
-  if (I.truth.regime.find("slow") == std::string::npos && !launch && !(o.hard && I.truth.regime == "launch") &&
-      !I.paste)
+  if (I.truth.regime.find("slow") == std::string::npos && !launch &&
+      !(o.hard && I.truth.regime == "launch") && !I.paste)
     x.training(I.t_start, t0, 0, 1.0);
   Us last = t0;
   for (const auto& v : I.host_lines)
@@ -488,7 +514,8 @@ bool write_incident(const SimOptions& o, Cluster& c, int index, const ScenarioDe
     int h = I.job.hosts[static_cast<size_t>(r.index(I.job.hosts.size()))];
     if (h != root_host) {
       I.app_lost[static_cast<size_t>(h)] = 1;
-      I.truth.notes.push_back("application log of " + c.hosts[static_cast<size_t>(h)].name + " not collected");
+      I.truth.notes.push_back("application log of " + c.hosts[static_cast<size_t>(h)].name +
+                              " not collected");
     }
   }
   if (!write_bundle(o, c, index, I, r, err)) return false;
@@ -627,8 +654,10 @@ bool generate(const SimOptions& o, std::string* error, const Progress& progress)
   std::string* err = error ? error : &dummy;
   if (o.count < 1) return *err = "--count must be at least 1", false;
   if (o.hosts < 2 || o.hosts > 100000) return *err = "--hosts must be between 2 and 100000", false;
-  if (o.gpus_per_host < 1 || o.gpus_per_host > 8) return *err = "--gpus-per-host must be between 1 and 8", false;
-  if (o.pairing_2_2 && o.gpus_per_host % 2) return *err = "--pairing 2:2 needs an even --gpus-per-host", false;
+  if (o.gpus_per_host < 1 || o.gpus_per_host > 8)
+    return *err = "--gpus-per-host must be between 1 and 8", false;
+  if (o.pairing_2_2 && o.gpus_per_host % 2)
+    return *err = "--pairing 2:2 needs an even --gpus-per-host", false;
   if (o.noise_lines_per_host < 0) return *err = "--noise-lines-per-host must be >= 0", false;
   if (o.out.empty()) return *err = "--out is required", false;
   std::vector<std::string> plan = plan_scenarios(o, err);

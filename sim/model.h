@@ -96,11 +96,11 @@ struct HostProfile {
   bool per_rank_files = false;
   bool thread_tag = false;  // newer kernels: "[ T1946]"
   bool kern_gz = false;
-  Us skew = 0;              // host clock - true time
-  Us app_skew = 0;          // app clock - true time
-  Us boot = 0;              // boot instant (host clock)
-  std::string nccl_name;    // name inside NCCL prefixes (host or pod name)
-  int pid_base = 0;         // rank processes: pid_base + lrank
+  Us skew = 0;            // host clock - true time
+  Us app_skew = 0;        // app clock - true time
+  Us boot = 0;            // boot instant (host clock)
+  std::string nccl_name;  // name inside NCCL prefixes (host or pod name)
+  int pid_base = 0;       // rank processes: pid_base + lrank
 };
 
 struct LatentNote {
@@ -142,7 +142,8 @@ struct Incident {
   struct Throttle {
     int h, g;
     Us from, to;
-    unsigned reason;  // clocks_event_reasons bit: 0x20 SW thermal, 0x40 HW thermal, 0x80 HW power brake
+    unsigned
+        reason;  // clocks_event_reasons bit: 0x20 SW thermal, 0x40 HW thermal, 0x80 HW power brake
   };
   std::vector<Throttle> throttles;
   std::vector<std::pair<int, int>> counters_done;  // (host, nic) already sampled by a scenario

@@ -13,7 +13,7 @@ struct ScenarioDef {
   void (*run)(Ctx&, Us t0);
 };
 const std::vector<ScenarioDef>& scenario_defs();
-// The hard mode's families (issue 12), with their host-count range.
+// The hard mode's families, with their host-count range.
 struct HardDef {
   ScenarioDef def;
   int min_hosts, max_hosts;

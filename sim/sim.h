@@ -1,6 +1,7 @@
-// reflex-sim: synthetic incident bundles (interfaces.md §3) with ground truth, built from
-// the causal chains of reference/domain.md §6 and the generator requirements of
-// §7. The same options and seed write the same bytes.
+// reflex-sim: synthetic incident bundles (docs/interfaces.md §3) with ground truth, built
+// from the causal chains by which a failed GPU, NIC, switch or host becomes the lines of a
+// training job's logs, with noise, clock skew and format drift. The same options and seed
+// write the same bytes.
 #pragma once
 
 #include <cstdint>
@@ -15,14 +16,14 @@ struct SimOptions {
   int count = 1;
   int hosts = 16;
   int gpus_per_host = 8;
-  bool pairing_2_2 = false;                // 2 GPUs + 2 NICs per PCIe switch (else 1:1)
-  std::vector<std::string> scenarios;      // empty = the default mix (domain.md §1.5)
-  bool stratified = true;                  // counts follow the mix exactly; false = i.i.d. draws
-  int noise_lines_per_host = 40;           // background volume knob
-  int first_index = 1;                     // incident-NNNN numbering
-  std::string out;                         // output directory
-  int compact_ranks = -1;                  // -1 auto (>= 256 hosts), 0 explicit list, 1 compact
-  // Hard mode (issue 12): the hard families below, each incident on its own
+  bool pairing_2_2 = false;            // 2 GPUs + 2 NICs per PCIe switch (else 1:1)
+  std::vector<std::string> scenarios;  // empty = the default mix (ScenarioInfo::weight)
+  bool stratified = true;              // counts follow the mix exactly; false = i.i.d. draws
+  int noise_lines_per_host = 40;       // background volume knob
+  int first_index = 1;                 // incident-NNNN numbering
+  std::string out;                     // output directory
+  int compact_ranks = -1;              // -1 auto (>= 256 hosts), 0 explicit list, 1 compact
+  // Hard mode: the hard families below, each incident on its own
   // cluster of 1..`hosts` hosts (at most 64) with its own pairing and noise.
   bool hard = false;
   // Which hard families the default plan draws from: "default" (the set the
@@ -35,7 +36,8 @@ struct ScenarioInfo {
   std::string name;
   std::string fault_class;  // interfaces.md §6 class of the root ("" when not localizable)
   std::string device_kind;  // what truth.json names: gpu, nic, pcie, host, ...
-  std::string source;       // reference/domain.md chain(s), e.g. "§6 C01"
+  std::string source;       // section (§) and causal chain (Cnn) of the failure-mode
+                            // notes it was written from, e.g. "§6 C01"
   double weight;            // share in the default mix (percent)
   std::string summary;
 };

@@ -13,6 +13,7 @@
 // Engine is thread-safe: every public method may be called from any thread;
 // calls are serialised internally. Callbacks run on the calling thread after
 // the internal lock is released, so a callback may call back into the Engine.
+// The option and statistics types are in reflex/engine_options.h.
 #pragma once
 
 #include <cstdint>
@@ -23,40 +24,13 @@
 #include <vector>
 
 #include "reflex/diagnosis.h"
+#include "reflex/engine_options.h"
 #include "reflex/event.h"
 #include "reflex/ingest_stats.h"
 #include "reflex/kb.h"
 #include "reflex/topology.h"
 
 namespace reflex {
-
-struct EngineOptions {
-  double settle_s = 60;          // wait for late evidence after the first symptom
-  double clock_skew_s = 2.0;     // global tolerance between two different clocks
-  double incident_gap_s = 3600;  // a symptom this long after an incident's last one opens a new one
-  double linger_s = 1800;        // a diagnosed incident still takes late evidence this long
-  double order_unknown_penalty = 0.8;  // per chain link whose clocks cannot be compared
-  double latent_penalty = 0.85;        // a hypothesis ranks below equal observed evidence
-  size_t max_root_causes = 5;
-  size_t max_candidates_per_rule = 512;  // per effect event and rule (nearest in time first)
-  size_t max_nodes = 50000;              // per incident graph
-  size_t max_unexplained = 50;
-  size_t max_events = 4000000;  // streaming retention; the oldest half is dropped beyond it
-  IngestOptions ingest;
-};
-
-struct EngineStats {
-  uint64_t events = 0;
-  uint64_t symptoms = 0;
-  uint64_t incidents_opened = 0;
-  uint64_t diagnoses_emitted = 0;  // every revision counts
-  uint64_t revisions = 0;          // emitted diagnoses with revision > 1
-  uint64_t open_incidents = 0;
-  uint64_t reloads = 0, failed_reloads = 0;
-  uint64_t dropped_events = 0;  // retention
-  uint64_t indexed_events = 0;  // events held in the index now (bounded by max_events)
-  IngestStats ingest;           // summed over ingestors (one per reload)
-};
 
 using DiagnosisCallback = std::function<void(const Diagnosis&)>;
 

@@ -1,5 +1,5 @@
 // What ingest is told (IngestOptions) and what it counted (IngestStats): part
-// of the engine's options and statistics (reflex/engine.h).
+// of the engine's options and statistics (reflex/engine_options.h).
 #pragma once
 
 #include <cstddef>
@@ -15,7 +15,7 @@ struct IngestOptions {
   size_t max_line_bytes = 1 << 20;  // longer lines are truncated and counted
   double default_dedup_s = 0;       // dedup window for signatures without one
   // Files of text formats are scanned a chunk at a time and only lines that
-  // can match are parsed (README, "Ingest"). false = parse every line (tests,
+  // can match are parsed (docs/architecture.md, "Where a log line goes"). false = parse every line (tests,
   // exact per-line format counters).
   bool chunk_mode = true;
   // read_bundle: files read by this many threads, merged in walk order

@@ -108,7 +108,7 @@ bool explained_elsewhere(const Diagnosis& d, const std::vector<Diagnosis>& all) 
   return false;
 }
 
-// The principal incident (issue 12): its first root explains the most
+// The principal incident: its first root explains the most
 // job-level symptoms and is itself unexplained; the count of symptoms the
 // incident merely holds (a wave that no root explains) does not decide.
 struct PrincipalKey {
@@ -613,7 +613,7 @@ std::string top_counts(const std::map<std::string, uint64_t>& m, size_t k) {
 }  // namespace
 
 // What the input held, what was refused and what was not understood: a
-// report that names no root cause still says what it saw (issue 11).
+// report that names no root cause still says what it saw.
 std::vector<std::string> input_notes(const IngestStats& st, bool no_root) {
   std::vector<std::string> n;
   if (no_root)

@@ -127,7 +127,7 @@ uint32_t EventIndex::add(const Event& ev) {
 
   NameList& nl = names_[r.name];
   nl.hosts_budget = 0;  // hosts_logging() counts again
-  DevList& ndl = dev_list(key2(r.name, r.device));
+  DevListTable::DevList& ndl = nd_.get(key2(r.name, r.device));
   auto& nd = ndl.v;
   HostInfo& hi = hosts_[r.src_host];
   if (r.has_wall()) {
@@ -359,34 +359,39 @@ size_t EventIndex::hosts_logging(uint32_t name, size_t budget) {
   return m.hosts;
 }
 
-EventIndex::DevList* EventIndex::find_dev_list(uint64_t key) {
-  if (nd_slots_.empty()) return nullptr;
-  const size_t mask = nd_slots_.size() - 1;
-  for (size_t i = nd_slot(key); nd_slots_[i].val != kNone; i = (i + 1) & mask)
-    if (nd_slots_[i].key == key) return &dev_lists_[nd_slots_[i].val];
+DevListTable::DevList* DevListTable::find(uint64_t key) {
+  if (slots_.empty()) return nullptr;
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = slot(key); slots_[i].val != kNone; i = (i + 1) & mask)
+    if (slots_[i].key == key) return &lists_[slots_[i].val];
   return nullptr;
 }
 
-EventIndex::DevList& EventIndex::dev_list(uint64_t key) {
-  if ((dev_lists_.size() + 1) * 2 > nd_slots_.size()) {
-    std::vector<NdSlot> old(nd_slots_.empty() ? 1024 : nd_slots_.size() * 2);
-    std::swap(old, nd_slots_);
-    for (const NdSlot& o : old) {
+DevListTable::DevList& DevListTable::get(uint64_t key) {
+  if ((lists_.size() + 1) * 2 > slots_.size()) {
+    std::vector<Slot> old(slots_.empty() ? 1024 : slots_.size() * 2);
+    std::swap(old, slots_);
+    for (const Slot& o : old) {
       if (o.val == kNone) continue;
-      size_t i = nd_slot(o.key);
-      while (nd_slots_[i].val != kNone) i = (i + 1) & (nd_slots_.size() - 1);
-      nd_slots_[i] = o;
+      size_t i = slot(o.key);
+      while (slots_[i].val != kNone) i = (i + 1) & (slots_.size() - 1);
+      slots_[i] = o;
     }
   }
-  size_t i = nd_slot(key);
-  for (; nd_slots_[i].val != kNone; i = (i + 1) & (nd_slots_.size() - 1))
-    if (nd_slots_[i].key == key) return dev_lists_[nd_slots_[i].val];
-  nd_slots_[i] = {key, static_cast<uint32_t>(dev_lists_.size())};
-  return dev_lists_.emplace_back();
+  size_t i = slot(key);
+  for (; slots_[i].val != kNone; i = (i + 1) & (slots_.size() - 1))
+    if (slots_[i].key == key) return lists_[slots_[i].val];
+  slots_[i] = {key, static_cast<uint32_t>(lists_.size())};
+  return lists_.emplace_back();
+}
+
+void DevListTable::advise_huge_pages(HugeAdvice* slots, HugeAdvice* lists) const {
+  slots->update(slots_.data(), slots_.size() * sizeof(slots_[0]));
+  lists->update(lists_.data(), lists_.size() * sizeof(lists_[0]));
 }
 
 const IdList* EventIndex::by_name_device(uint32_t name, uint32_t device) {
-  DevList* dl = find_dev_list(key2(name, device));
+  DevListTable::DevList* dl = nd_.find(key2(name, device));
   if (!dl) return nullptr;
   if (dl->dirty) {
     sort_list(dl->v);
@@ -432,8 +437,7 @@ void EventIndex::advise_huge_pages() {
   auto vec = [](HugeAdvice& a, const auto& v) { a.update(v.data(), v.size() * sizeof(v[0])); };
   vec(advised_[0], recs_);
   vec(advised_[1], stored_);
-  vec(advised_[2], nd_slots_);
-  vec(advised_[3], dev_lists_);
+  nd_.advise_huge_pages(&advised_[2], &advised_[3]);
   vec(advised_[4], topo_of_);
   vec(advised_[5], interned_of_);
   for (auto& [name, nl] : names_) vec(nl.wall_advice, nl.wall);
@@ -446,7 +450,7 @@ void EventIndex::sort_all() {
     sort_list(nl.nowall);
     nl.dirty = false;
   }
-  for (auto& dl : dev_lists_) {
+  for (auto& dl : nd_.lists()) {
     if (!dl.dirty) continue;
     sort_list(dl.v);
     dl.dirty = false;

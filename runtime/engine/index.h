@@ -16,7 +16,8 @@
 #include <vector>
 
 #include "line_store.h"
-#include "reflex/engine.h"
+#include "reflex/diagnosis.h"
+#include "reflex/engine_options.h"
 #include "reflex/event.h"
 #include "reflex/kb.h"
 #include "reflex/rules.h"
@@ -124,6 +125,36 @@ struct NameList {
   // (hosts_budget 0: none yet; the next event of this name drops it).
   size_t hosts = 0, hosts_budget = 0;
   HugeAdvice wall_advice;
+};
+
+// The event lists by (name, device) key: open addressing, linear probing,
+// power-of-two size (a node map's prime-modulo hashing and pointer chasing
+// were a tenth of the diagnosis time).
+class DevListTable {
+ public:
+  struct DevList {
+    IdList v;
+    bool dirty = false;  // appended out of order: sorted when next read
+  };
+  DevList* find(uint64_t key);  // nullptr when absent
+  DevList& get(uint64_t key);   // added empty when absent
+  std::vector<DevList>& lists() { return lists_; }
+  // EventIndex::advise_huge_pages() for the two arrays: slots, then lists.
+  void advise_huge_pages(HugeAdvice* slots, HugeAdvice* lists) const;
+
+ private:
+  struct Slot {
+    uint64_t key = 0;
+    uint32_t val = kNone;  // kNone = empty slot
+  };
+  size_t slot(uint64_t key) const {
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 33;
+    return static_cast<size_t>(key) & (slots_.size() - 1);
+  }
+  std::vector<Slot> slots_;  // key and value in one cache line
+  std::vector<DevList> lists_;
 };
 
 class EventIndex {
@@ -280,27 +311,7 @@ class EventIndex {
   TextArena text_;   // field values and odd evidence: read by the walk
   LineStore lines_;  // the raw lines: read for output only
   std::unordered_map<uint32_t, NameList> names_;
-  struct DevList {
-    IdList v;
-    bool dirty = false;
-  };
-  // (name, device) -> index into dev_lists_: open addressing, linear probing,
-  // power-of-two size (a node map's prime-modulo hashing and pointer chasing
-  // were a tenth of the diagnosis time).
-  struct NdSlot {
-    uint64_t key = 0;
-    uint32_t val = kNone;  // kNone = empty slot
-  };
-  std::vector<NdSlot> nd_slots_;  // key and value in one cache line
-  std::vector<DevList> dev_lists_;
-  DevList* find_dev_list(uint64_t key);
-  DevList& dev_list(uint64_t key);
-  size_t nd_slot(uint64_t key) const {
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdULL;
-    key ^= key >> 33;
-    return static_cast<size_t>(key) & (nd_slots_.size() - 1);
-  }
+  DevListTable nd_;                          // (name, device) -> its events
   std::vector<Topology::DeviceId> topo_of_;  // interned string -> topology id
   std::vector<uint32_t> interned_of_;        // topology id -> interned string
   uint64_t bound_topo_ = 0;                  // Topology::uid() of the above; 0 none

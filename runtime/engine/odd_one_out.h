@@ -1,4 +1,4 @@
-// The odd one out (issue 12, docs/language.md §7.1): a latent declared with
+// The odd one out (docs/language.md §7.1): a latent declared with
 // `odd_one_out EVENT.FIELD among REL` stands only on a device whose value of
 // FIELD, in its EVENT lines, differs from the value most of its peers under
 // REL share (one host running another NCCL build). The pass finds those

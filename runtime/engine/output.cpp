@@ -164,7 +164,7 @@ std::string diagnoses_to_json(const std::vector<Diagnosis>& ds, int indent) {
       all.push_back(std::move(one));
     }
     j["incidents"] = std::move(all);
-    // The engine orders them (issue 12): with a job symptom the principal
+    // The engine orders them: with a job symptom the principal
     // root explains the most symptoms and no other incident explains it;
     // without one it is the worst fault, and the others follow newest first.
     j["notes"].push_back(

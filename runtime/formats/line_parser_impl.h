@@ -1,7 +1,9 @@
-// Private state of LineParser (runtime/formats only).
+// Private state of LineParser (runtime/formats only): the per-file context,
+// the previous line's time, and the setters every format uses to place a
+// record on a host and a clock. The formats themselves are in fmt_*.cpp,
+// tried in the order of format_registry.cpp.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
 #include <set>
 #include <string>
 #include <string_view>
@@ -18,42 +20,48 @@ class LineParserImpl {
   void begin_file(FileContext ctx);
   bool parse(std::string_view raw, uint64_t line_no, LogRecord* out);
   bool parses_alone(std::string_view prev, std::string_view line) const;
-
- private:
-  void note_once(const std::string& n);
-  void host_from_field(std::string_view field, LogRecord* out);
-  bool talos_line(std::string_view raw, LogRecord* out, std::string_view* msg);
-  int year_for(int month);
-  bool known_host_token(std::string_view tok);
-  void set_wall(int64_t us, LogRecord* out);
-  void set_civil(const formats::Civil& c, bool zone_less, LogRecord* out);
-  void set_mono(double mono, LogRecord* out);
-  void syslog_body(std::string_view rest, LogRecord* out, std::string_view* msg, bool kern_facility,
-                   bool have_facility);
-  bool rfc5424(std::string_view s, int pri, LogRecord* out, std::string_view* msg);
-  bool journal_fast(std::string_view line, LogRecord* out, std::string_view* msg);
-  bool journal_json(std::string_view line, LogRecord* out, std::string_view* msg);
-  bool envelope_in_file(const nlohmann::json& j, LogRecord* out, std::string_view* msg);
-  void app_prefixes(std::string_view* msg, LogRecord* out);
-  bool csv_row(std::string_view s, LogRecord* out, std::string_view* msg);
-  bool csv_header(std::string_view s);
-  bool sel_line(std::string_view s, LogRecord* out, std::string_view* msg);
-  bool embedded_syslog(std::string_view raw, LogRecord* out, std::string_view* msg);
-  // parse(), by the line's first byte.
-  bool begin_line(std::string_view* raw, uint64_t line_no, LogRecord* out);
-  bool skip_non_log(std::string_view raw);
-  bool bracket_line(std::string_view raw, LogRecord* out, std::string_view* msg);
-  bool indented_bracket_iso(std::string_view raw, LogRecord* out, std::string_view* msg);
-  bool priority_line(std::string_view raw, LogRecord* out, std::string_view* msg);
-  bool digit_line(std::string_view raw, LogRecord* out, std::string_view* msg, bool* skip);
-  bool alpha_line(std::string_view raw, LogRecord* out, std::string_view* msg, bool* skip);
-  void settle_time(LogRecord* out);
-
- public:
   // Year of the last line of the current file whose format carried one (0: none yet).
   int dated_year() const { return file_year; }
 
+  // ---- for the formats (fmt_*.cpp) ----
+  const FormatOptions& options() const { return opts; }
+  const FileContext& file() const { return ctx; }
+  FormatStats& counters() { return *stats; }
+  // The previous timed line's time in this file, nullptr before the first.
+  const EventTime* previous_time() const { return have_time ? &last_time : nullptr; }
+  // The host named by a syslog/journal field (topology, else the directory).
+  void host_from_field(std::string_view field, LogRecord* out);
+  // Whether a token names a topology host.
+  bool known_host_token(std::string_view tok);
+  // A civil time; a year-less one takes the file's year; zone-less ones are
+  // local to the host's timezone when `zone_less`.
+  void set_civil(const formats::Civil& c, bool zone_less, LogRecord* out);
+  // Seconds since boot; on the wall clock when the host has a boot_time.
+  void set_mono(double mono, LogRecord* out);
+  // A wall time whose year also dates the file's later year-less lines.
+  void set_wall_dated(int64_t us, LogRecord* out);
+  // The same, and the December -> January rollover count starts again.
+  void set_wall_restarting_year(int64_t us, LogRecord* out);
+
+  // Per-file state the formats keep between lines.
+  struct CsvState {                 // nvidia-smi --format=csv
+    std::vector<std::string> keys;  // per column of the header: "; name="
+    std::string msg;                // the rewritten row
+  } csv;
+  struct CriState {  // Kubernetes CRI "P" parts waiting for their "F" line
+    std::string partial, joined;
+    bool pending = false;
+    EventTime time;
+  } cri;
+  std::string json_msg, json_host;  // a journal entry's unescaped fields
+
  private:
+  void note_once(const std::string& n);
+  int year_for(int month);
+  bool begin_line(std::string_view* raw, uint64_t line_no, LogRecord* out);
+  bool skip_non_log(std::string_view raw);
+  void settle_time(LogRecord* out);
+
   const Topology& topo;
   FormatOptions opts;
   FormatStats own_stats;
@@ -78,13 +86,6 @@ class LineParserImpl {
   int file_year = 0;
   int rollover_month = 0;
   int year_bump = 0;
-
-  // Per-file format state.
-  std::vector<std::string> csv_keys;  // per column of the header: "; name="
-  std::string csv_msg, json_msg, json_host;
-  std::string cri_partial, cri_joined;
-  bool cri_pending = false;
-  EventTime cri_time;
 
   // Host field -> resolved host, for consecutive lines of one host.
   std::string field_cache_key, field_cache_host;

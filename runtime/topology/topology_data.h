@@ -1,5 +1,5 @@
 // Private to reflex_topology: the indexes of a loaded topology, shared by the
-// loader (loader.cpp), the resolver (topology.cpp) and the relations
+// loader (loader*.cpp), the resolver (topology.cpp) and the relations
 // (relations.cpp). Everything is indexed at load time so that related() is a
 // couple of hash lookups plus O(depth) pointer chasing.
 #pragma once

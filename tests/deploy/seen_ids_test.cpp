@@ -1,7 +1,7 @@
-// The diagnoser's redelivery memory (tools/reflex/seen_ids.h): ids seen are
+// The diagnoser's redelivery memory (reflex/deploy/seen_ids.h): ids seen are
 // recognised until `capacity` newer ones pushed them out, in arrival order,
 // through table growth and the backward-shift deletions of a full ring.
-#include "../../tools/reflex/seen_ids.h"
+#include "reflex/deploy/seen_ids.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-using reflex::cli::SeenIds;
+using reflex::deploy::SeenIds;
 
 namespace {
 std::string hex_id(std::mt19937_64& rng) {

@@ -1,4 +1,4 @@
-// The agent's spool (tools/reflex/agent_spool.cpp) on its own: delivery
+// The agent's spool (runtime/deploy/spool.cpp) on its own: delivery
 // resumes at the saved head after a reopen (a restart), segments roll and are
 // dropped once delivered, the bound holds, garbage in the middle is skipped
 // and the records after it kept.
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "../../tools/reflex/agent_spool.h"
+#include "reflex/deploy/spool.h"
 
-namespace reflex::cli {
+namespace reflex::deploy {
 namespace {
 
 namespace fs = std::filesystem;
@@ -128,4 +128,4 @@ TEST(Spool, GarbageInTheMiddleIsSkippedTheRestKept) {
 }
 
 }  // namespace
-}  // namespace reflex::cli
+}  // namespace reflex::deploy

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`--threads N` gives the bytes of one thread (README, "--threads").
+"""`--threads N` gives the bytes of one thread (docs/cli.md, `reflex events`).
 
 Generates small multi-host bundles of the three bench mixes (bench/gen_logs.py:
 many hosts, storms, CSV/JSON/counter files, multi-line messages) and compares,
@@ -34,7 +34,7 @@ with tempfile.TemporaryDirectory(prefix="reflex-threads-") as tmp:
                        timeout=TIMEOUT)
         bundles.append(out)
     # One storm file alone is read with one thread (files are the unit of
-    # parallel work: README, "--threads"); a storm on two hosts engages the
+    # parallel work: docs/cli.md, `reflex events`); a storm on two hosts engages the
     # threads, so the storm's folds cross the replay of two workers.
     two = os.path.join(tmp, "storm-two-hosts")
     shutil.copytree(os.path.join(tmp, "storm"), two)

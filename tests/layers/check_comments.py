@@ -20,14 +20,29 @@ SKIP_DIRS = re.compile(r"^(build.*|\.git|generated|corpus_.*|node_modules|__pyca
 C_LIKE = re.compile(r"\.(h|hpp|cpp|cc|c|g4)$")
 HASH_LIKE = re.compile(r"(\.(py|sh|cmake|rfx|yaml|yml|conf)|^CMakeLists\.txt|^Makefile)$")
 
-ISSUE = re.compile(r"\b(?:[Ii]ssues?|ISSUE|[Tt]asks?)\s*#?\d+\b")
+# Not a public project's own tracker cited as owner/repo#N or repo-issues#N.
+ISSUE = re.compile(r"(?<![\w/-])(?:[Ii]ssues?|ISSUE|[Tt]asks?)\s*#?\d+\b")
 OUTSIDE = re.compile(r"\.\./shared\b|\breference/\w+\.md\b|\bspec/interfaces\.md\b|"
                      r"(?<![\w/.-])(?:domain|peers|toolchain)\.md\b")
 # A file name of this repository's own kinds and style: a path under one of
 # its top-level directories, or a bare lower_snake_case name. Other names (an
 # emitter's `socket.cc`, PyTorch's `ProcessGroupNCCL.cpp`, `megatron/...`) are
 # citations of outside sources.
-OWN_NAME = re.compile(r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.(?:cpp|h|py|md|rfx|g4))\b")
+OWN_NAME = re.compile(r"(?<![\w/.*-])((?:[\w-]+/)*[\w-]+\.(?:cpp|h|py|md|rfx|g4))\b")
+# A section cited by name: README, "Deployment" or docs/cli.md, "Storms".
+SECTION = re.compile(r'\b(README(?:\.md)?|docs/[\w-]+\.md),?\s+"([^"]+)"')
+
+
+def headings(root, doc, cache={}):
+    """The lower-cased headings of a markdown file of the repository, or None."""
+    path = os.path.join(root, doc if doc.endswith(".md") else doc + ".md")
+    if path not in cache:
+        try:
+            with open(path, encoding="utf-8") as f:
+                cache[path] = [l.lstrip("#").strip().lower() for l in f if l.startswith("#")]
+        except OSError:
+            cache[path] = None
+    return cache[path]
 
 
 def comments_c(text):
@@ -145,6 +160,10 @@ def check(root, out=sys.stdout):
                                                                   comment):
                     why.append("a path outside the repository (%s): cite the public source" %
                                OUTSIDE.search(comment).group(0))
+                for m in SECTION.finditer(comment):
+                    hs = headings(root, m.group(1))
+                    if hs is not None and not any(m.group(2).lower() in h for h in hs):
+                        why.append('%s, "%s", a section it does not have' % (m.group(1), m.group(2)))
                 if not fn.endswith(".rfx"):  # .rfx comments cite emitters' sources
                     for m in OWN_NAME.finditer(comment):
                         if (looks_own(m.group(1), tops) and m.group(1) not in names
@@ -163,7 +182,9 @@ def self_test():
         files = {
             "src/a.cpp": '// The parser (see lower.cpp) for issue 13.\nconst char* s = "// issue 9";\n'
                          "/* b.h is here */\n",
-            "src/b.h": "#pragma once  // nothing wrong here: a.cpp\n",
+            "src/b.h": "#pragma once  // nothing wrong here: a.cpp, src/*_x.cpp, acme/lwa-issues#117\n"
+                       '// README, "Usage" is here; README, "Gone" is not\n',
+            "README.md": "# Tool\n## Usage\n",
             "src/k.rfx": "# from reference/domain.md; NCCL's socket.cc:518\npattern p = /a#b/\n",
             "CMakeLists.txt": 'set(X "# not a comment issue 5")\n',
         }
@@ -173,7 +194,7 @@ def self_test():
         buf = io.StringIO()
         n = check(d, out=buf)
         text = buf.getvalue()
-        ok = (n == 3 and "src/a.cpp:1: comment names an issue number (issue 13)" in text
+        ok = (n == 4 and 'src/b.h:2: comment names README, "Gone", a section it does not have' in text and "src/a.cpp:1: comment names an issue number (issue 13)" in text
               and "src/a.cpp:1: comment names lower.cpp" in text
               and "src/k.rfx:1: comment names a path outside the repository (reference/domain.md)" in text)
         print(text, end="")

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""The include graph against the layers of the architecture (docs: issue 13).
+"""The include graph against the layers of the architecture (docs/architecture.md).
 
 Every `#include "..."` in the source tree is resolved to a file, each file
 belongs to a layer, and an include may only point down an allowed arrow:
 
-    grammar <- compiler <- tools        model <- compiler, runtime, sim
-    runtime <- capi, tools              compiler <- capi (KB sources)
+    grammar <- compiler <- tools        model <- compiler, runtime, sim, deploy
+    runtime <- capi, deploy, tools      compiler <- capi (KB sources)
+    deploy (runtime/deploy: the agent and diagnoser) <- tools
 
 A wrong arrow prints `file:line: layer X may not include Y (path)` and the
 check fails. `--self-test` runs the checker on a small tree with one bad
@@ -24,8 +25,9 @@ ALLOWED = {
     "compiler": {"grammar", "model"},
     "runtime": {"model"},
     "capi": {"runtime", "model", "compiler"},
+    "deploy": {"runtime", "model"},
     "sim": {"model"},
-    "tools": {"compiler", "runtime", "model", "grammar", "sim", "capi"},
+    "tools": {"compiler", "runtime", "model", "grammar", "sim", "capi", "deploy"},
 }
 # Directories checked (tests, bench and examples may reach anything).
 CHECKED_DIRS = ["grammar", "model", "compiler", "runtime", "sim", "tools", "include"]
@@ -41,8 +43,8 @@ def search_dirs(root):
     return dirs + ["include", "."]
 # Headers ANTLR generates from grammar/ into the build tree.
 GRAMMAR_GENERATED = re.compile(r"^Reflex(Lexer|Parser|Listener|Visitor|BaseListener|BaseVisitor)\.h$")
-# The embedding API's compiler entry point; every other public header is the runtime's.
-COMPILER_PUBLIC = {"include/reflex/compiler.h"}  # before it moved to compiler/include
+# Components under runtime/ that are layers of their own.
+RUNTIME_LAYERS = {"capi": "capi", "deploy": "deploy"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE = re.compile(r"\.(h|hpp|cpp|cc|c)$")
@@ -55,9 +57,9 @@ def layer_of(rel):
     if top in ("grammar", "model", "compiler", "sim", "tools"):
         return top
     if top == "runtime":
-        return "capi" if len(parts) > 1 and parts[1] == "capi" else "runtime"
+        return RUNTIME_LAYERS.get(parts[1], "runtime") if len(parts) > 1 else "runtime"
     if top == "include":
-        return "compiler" if rel in COMPILER_PUBLIC else "runtime"
+        return "runtime"
     return None
 
 
@@ -126,12 +128,18 @@ def self_test():
         write("compiler/bad.cpp", '// a pass\n#include "../runtime/ingest/locate.h"\n')
         write("model/worse.cpp", '#include "reflex/topology.h"\n')
         write("include/reflex/topology.h", '#include "reflex/kb.h"\n')
+        write("runtime/deploy/include/reflex/deploy/agent.h", '#include "reflex/topology.h"\n')
+        write("runtime/deploy/agent.cpp", '#include "reflex/deploy/agent.h"\n#include "reflex/kb.h"\n')
+        write("tools/reflex/cmd_agent.cpp", '#include "reflex/deploy/agent.h"\n')
+        write("runtime/engine/engine.cpp", '#include "reflex/deploy/agent.h"\n')
         buf = io.StringIO()
         errors, _ = check(root, buf)
         text = buf.getvalue()
         expect = [
             "compiler/bad.cpp:2: layer compiler may not include runtime (runtime/ingest/locate.h)",
             "model/worse.cpp:1: layer model may not include runtime (include/reflex/topology.h)",
+            "runtime/engine/engine.cpp:1: layer runtime may not include deploy "
+            "(runtime/deploy/include/reflex/deploy/agent.h)",
         ]
         ok = errors == len(expect) and all(e in text for e in expect)
         sys.stdout.write(text)

@@ -4,7 +4,7 @@
 # before the dot). Without FLOORS a measurement that exits 0 whatever the
 # figures; with FLOORS=FILE (tests/accuracy/sim_hard_floors.json, ctest
 # accuracy.sim_hard) a gate: exit 1 when a seed's top-1 or class, or a
-# family's over all seeds, is below its floor (issue 12's target: >= 95% on
+# family's over all seeds, is below its floor (the target: >= 95% on
 # each seed).
 #
 #   tests/sim/hard_eval.sh [BUILD_DIR] [COUNT]      (defaults: build, 40)

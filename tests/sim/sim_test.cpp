@@ -332,7 +332,7 @@ TEST(SimFiles, GzipFilesInflate) {
   fs::remove_all(d);
 }
 
-// Hard mode (issue 12): every family's bundles are well formed, say what the
+// Hard mode: every family's bundles are well formed, say what the
 // family says, and the same seed writes the same bytes.
 namespace {
 SimOptions hard_opts(uint64_t seed, int count, const fs::path& out) {

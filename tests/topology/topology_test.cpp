@@ -1,4 +1,4 @@
-// Topology loading, validation errors, device ids and the resolver (interfaces.md §1-2).
+// Topology loading, validation errors, device ids and the resolver (docs/interfaces.md §1-2).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // `reflex eval`: diagnose every bundle (a directory holding truth.json) under
 // the given directories with the engine's library API, and score the answers
-// against truth.json (interfaces.md §3, §7; scoring rules of reference/domain.md §7.4):
+// against truth.json (docs/interfaces.md §3, §7):
 //
 //  - top-1 / top-3 device: the truth device is the first / among the first
 //    three root causes (ids compared normalised: placeholder GPU ids by BDF,

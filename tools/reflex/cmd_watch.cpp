@@ -7,6 +7,8 @@
 // --db: group commit (include/reflex/store.h) — every event and open storm
 // reaches the file within --commit-interval of its arrival, so a kill -9
 // loses at most that much.
+// --redis URL: a diagnoser of the deployment instead (run_watch_redis below
+// parses its options; reflex/deploy/diagnoser.h runs it).
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -26,12 +28,14 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "daemon_options.h"
 #include "reflex/compiler.h"
+#include "reflex/deploy/daemon.h"
+#include "reflex/deploy/diagnoser.h"
 #include "reflex/engine.h"
 #include "reflex/store.h"
 #include "reflex/topology.h"
 #include "reflex/values.h"
-#include "watch_redis.h"
 
 namespace reflex::cli {
 
@@ -249,10 +253,107 @@ class StdinWatch {
   bool discarding_ = false;
 };
 
+// `reflex watch --redis URL`: a diagnoser of the deployment. The options are
+// parsed and the knowledge base and topology loaded here; owning shards and
+// diagnosing them is the deployment library's (reflex/deploy/diagnoser.h).
+int run_watch_redis(int argc, char** argv) {
+  using deploy::Level;
+  using deploy::log;
+  CLI::App app{"Diagnose the shards of a Redis Streams deployment, publish diagnoses",
+               "reflex watch"};
+  std::string kb_path, topo_path, redis_url, settle, skew, owner,
+      lease_ttl = "6s", alert_url, resend = "60s", alert_ttl = "30m", retention = "24h";
+  bool strict = false;
+  size_t read_batch = 2000;
+  size_t max_events = EngineOptions{}.max_events;
+  deploy::DaemonOptions dopts;
+  add_kb_option(app, &kb_path);
+  app.add_option("--topology", topo_path, "topology.json")->required();
+  app.add_option("--redis", redis_url, "redis://[user[:password]@]host[:port][/db]")->required();
+  app.add_option("--settle", settle, "late-evidence window after a symptom (default 60s)");
+  app.add_option("--skew", skew, "tolerance between two different clocks (default 2s)");
+  app.add_option("--owner", owner, "this diagnoser's name in leases (default host-pid)");
+  app.add_option("--lease-ttl", lease_ttl, "shard lease lifetime; renewed at a third (default 6s)");
+  app.add_option("--alertmanager", alert_url,
+                 "send root causes to Alertmanager at http://HOST:PORT");
+  app.add_option("--alert-resend", resend, "re-send active alerts this often (default 60s)");
+  app.add_option("--alert-ttl", alert_ttl,
+                 "resolve an incident's alerts after this long without a new answer (default 30m)");
+  app.add_option("--read-batch", read_batch, "stream entries per read (default 2000)");
+  app.add_option("--max-events", max_events,
+                 "events each shard's engine holds; beyond it the oldest half that no open "
+                 "incident needs is dropped (default 4000000; ~0.4 KiB an event)");
+  app.add_option("--retention", retention,
+                 "drop stream entries older than this from the owned shards (XTRIM MINID ~; "
+                 "at least 1m; default 24h, 0s = none, the agents' --maxlen only)");
+  add_strict_transport_flag(app, &strict);
+  add_daemon_options(app, &dopts);
+  if (auto rc = parse_or_exit(app, argc, argv, "reflex watch")) return *rc;
+  std::string err;
+  if (!deploy::init_logging("reflex-watch", dopts, &err)) {
+    std::fprintf(stderr, "reflex watch: %s\n", err.c_str());
+    return 2;
+  }
+  EngineOptions opts;
+  opts.ingest.strict_transport = strict;
+  double ttl_s = 0, resend_s = 0, alert_ttl_s = 0, retention_s = 0;
+  for (auto [text, out, name] : {std::tuple{&settle, &opts.settle_s, "--settle"},
+                                 std::tuple{&skew, &opts.clock_skew_s, "--skew"},
+                                 std::tuple{&lease_ttl, &ttl_s, "--lease-ttl"},
+                                 std::tuple{&resend, &resend_s, "--alert-resend"},
+                                 std::tuple{&alert_ttl, &alert_ttl_s, "--alert-ttl"},
+                                 std::tuple{&retention, &retention_s, "--retention"}}) {
+    if (text->empty()) continue;
+    auto d = parse_duration_s(*text);
+    if (!d || *d < 0) {
+      log(Level::error, std::string("bad ") + name + " '" + *text + "' (expected e.g. 500ms, 30s)");
+      return 2;
+    }
+    *out = *d;
+  }
+  if (retention_s > 0 && retention_s < 60) {
+    log(Level::error, "--retention below 1m would drop events an open incident still needs");
+    return 2;
+  }
+  if (ttl_s < 0.3 || read_batch == 0 || max_events < 1000) {
+    log(Level::error,
+        "--lease-ttl must be at least 300ms, --read-batch positive and --max-events at least 1000");
+    return 2;
+  }
+  opts.max_events = max_events;
+  if (owner.empty()) owner = deploy::default_owner_name();
+
+  auto kbv = load_kb(kb_path, &err, KbParts{.tests = false, .examples = false});
+  if (!kbv || !validate_kb_for_engine(*kbv, &err)) {
+    std::fprintf(stderr, "%s%s", err.c_str(), err.empty() || err.back() != '\n' ? "\n" : "");
+    log(Level::error, "cannot start: bad --kb");
+    return 2;
+  }
+  auto kb = std::make_shared<const KnowledgeBase>(std::move(*kbv));
+  TopologyError terr;
+  std::shared_ptr<const Topology> topo = Topology::load_file(topo_path, &terr);
+  if (!topo) {
+    log(Level::error, terr.str());
+    return 2;
+  }
+  deploy::DiagnoserConfig dc;
+  dc.redis_url = redis_url;
+  dc.owner = owner;
+  dc.engine = opts;
+  dc.ttl_ms = static_cast<int>(ttl_s * 1000);
+  dc.read_batch = read_batch;
+  dc.retention_ms = static_cast<int64_t>(retention_s * 1000);
+  dc.alertmanager = alert_url;
+  dc.alert_resend_s = resend_s;
+  dc.alert_ttl_s = alert_ttl_s;
+  dc.metrics = dopts.metrics;
+  return deploy::run_diagnoser(dc, kb, topo);
+}
+
 }  // namespace
 
 int run_watch(int argc, char** argv) {
-  // --redis: a diagnoser of the deployment (watch_redis.cpp); stdin mode below is unchanged.
+  // --redis: a diagnoser of the deployment (run_watch_redis); stdin mode below is unchanged.
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--redis") == 0 || std::strncmp(argv[i], "--redis=", 8) == 0)
       return run_watch_redis(argc, argv);

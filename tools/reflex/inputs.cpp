@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "archive_api.h"
+#include "reflex/modules/archive_api.h"
 
 namespace reflex::cli {
 

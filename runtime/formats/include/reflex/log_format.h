@@ -57,7 +57,7 @@ class LineParser {
   // `raw` must stay valid while `out` is used. Returns false when the line is
   // to be skipped (empty line, a CRI "P" part held for the next line, an
   // nvidia-smi CSV header); `out` is filled otherwise. Formats, time and host
-  // rules: README, "Log formats".
+  // rules: docs/formats.md.
   bool parse(std::string_view raw, uint64_t line_no, LogRecord* out);
   // Additive (chunk mode, which parses only the lines a scan hits): whether
   // parsing `line` gives the same record whether or not `prev`, the line

@@ -1,4 +1,4 @@
-// The transport between agents and diagnosers (README, "Deployment"): one
+// The transport between agents and diagnosers (docs/deployment.md): one
 // small interface, an embedded in-process implementation (the default, one
 // process) and Redis Streams (hiredis). Payloads are opaque text here; what
 // an event looks like on the wire is the caller's codec.

@@ -1,0 +1,358 @@
+// `reflex agent` (docs/deployment.md): one per host. Follows log files
+// (rotation by rename, truncation, new files in a directory), the journal,
+// kernel records and envelopes on stdin, runs the same ingest as `reflex
+// events` and publishes the recognized events to the bus (Redis Streams, or
+// stdout). Read positions (device+inode, offset, line) reach the state file
+// only after the bus accepted every event read before them, and never past
+// the first line of a storm fold still open: a restart neither loses nor
+// repeats (a re-published event carries the same id and the diagnoser drops
+// it). This file composes the sources (agent_files.h, agent_journal.h,
+// agent_kmsg.h) with the publisher (agent_publisher.h) and runs the rounds.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agent_files.h"
+#include "agent_journal.h"
+#include "agent_kmsg.h"
+#include "agent_positions.h"
+#include "agent_publisher.h"
+#include "agent_reading.h"
+#include "agent_types.h"
+#include "deploy_codec.h"
+#include "reflex/bus.h"
+#include "reflex/deploy/agent.h"
+#include "reflex/deploy/daemon.h"
+#include "reflex/ingest.h"
+
+namespace reflex::deploy {
+
+namespace agent {
+
+namespace {
+
+// Without --redis: the bus is stdout, one JSON object a line.
+class StdoutBus final : public bus::EventBus {
+ public:
+  bool publish_events(const std::vector<std::pair<std::string, bus::Record>>& batch,
+                      std::string*) override {
+    for (const auto& [shard, rec] : batch) {
+      nlohmann::json j = {{"shard", shard}, {"id", rec.id}, {"event", rec.payload}};
+      std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      s += '\n';
+      std::fwrite(s.data(), 1, s.size(), stdout);
+    }
+    std::fflush(stdout);
+    return true;
+  }
+  bool read_events(const std::string&, std::string*, size_t, std::vector<bus::Entry>*,
+                   std::string*) override {
+    return true;
+  }
+  bool list_shards(std::vector<std::string>*, std::string*) override { return true; }
+  bool lease(const std::string&, const std::string&, int, bool* held, std::string*) override {
+    *held = true;
+    return true;
+  }
+  bool release(const std::string&, const std::string&, std::string*) override { return true; }
+  bool publish_diagnosis(const std::string&, const std::string&, int, const std::string&,
+                         const std::string&, bool* published, std::string*) override {
+    *published = true;
+    return true;
+  }
+  bool members(const std::string& owner, int, std::vector<std::string>* live,
+               std::string*) override {
+    *live = {owner};  // no other process shares stdout
+    return true;
+  }
+  bool trim(const std::string&, int64_t, int64_t*, std::string*) override {
+    return true;  // nothing is kept here
+  }
+  std::string describe() const override { return "stdout"; }
+};
+
+// The agent: its sources, what they share, and the order of a round.
+struct Agent {
+  Agent(const KnowledgeBase& kb, const Topology& topo, bus::EventBus& b, Metrics& m,
+        const IngestOptions& iopts)
+      : metrics(m),
+        ing(kb, topo, iopts),
+        rd(topo, ing, m),
+        out(b, m, positions),
+        files(rd, positions, out),
+        journal(rd, positions, out),
+        kmsg(rd, positions, out) {
+    rd.fopts.strict_transport = iopts.strict_transport;
+    ing.set_sink([this](Event&& ev) { queue_event(std::move(ev)); });
+  }
+
+  Metrics& metrics;
+  Ingestor ing;
+  Reading rd;
+  Positions positions;
+  Publisher out;
+  FileFollower files;
+  JournalSource journal;
+  KmsgSource kmsg;
+
+  bool full() const { return out.full(); }
+
+  void queue_event(Event&& ev) {
+    metrics.add("reflex_agent_events_total", 1, Metrics::label("signature", ev.name));
+    Pending p;
+    p.shard = shard_of(ev, rd.topo);
+    p.rec.id = event_id(ev, "");
+    p.rec.payload = encode_event(ev);
+    p.queued = Clock::now();
+    out.add_event(std::move(p));
+  }
+
+  // Folds sent by time (quiet input) or closed by another source's later
+  // line: positions held back by them move up to where the sources were
+  // read. Without this a kill -9 now re-reads lines whose fold was already
+  // sent, folds them again with another count under the same id, and the
+  // diagnoser keeps the first count.
+  void advance_checkpoints() {
+    files.advance();
+    kmsg.advance();
+    journal.advance();
+  }
+
+  // After finish(): every fold is out, every source is safe up to where it was read.
+  void mark_all_read() {
+    files.mark_read();
+    kmsg.mark_read();
+    journal.mark_read();
+  }
+
+  void write_state() {
+    positions.write([this](const FileKey& k) { return files.is_open(k); }, files.open_count());
+  }
+
+  // Publishes what is pending (the spool first); true when nothing waits.
+  bool publish() {
+    out.send();
+    // At once: a position written late lets a restart re-read lines whose
+    // storm folds may then be cut differently (same id, other count). Before
+    // the gauges: what they show is durable.
+    write_state();
+    return out.report();
+  }
+
+  void refresh_stats() {
+    IngestStats st = ing.stats_snapshot();
+    metrics.set("reflex_agent_refused_lines_total",
+                static_cast<double>(st.skipped_invalid_json + st.skipped_no_msg +
+                                    rd.fstats.skipped_invalid_json + rd.fstats.skipped_no_msg),
+                Metrics::label("reason", "not_an_envelope"));
+    metrics.set("reflex_agent_refused_lines_total",
+                static_cast<double>(st.truncated_long_lines + rd.fstats.truncated_long_lines),
+                Metrics::label("reason", "too_long"));
+    metrics.set("reflex_agent_refused_lines_total", static_cast<double>(st.transport_mismatch),
+                Metrics::label("reason", "transport"));
+  }
+};
+
+void declare_agent_metrics(Metrics& metrics) {
+  metrics.counter("reflex_agent_lines_read_total", "Log lines read from followed files.");
+  metrics.counter("reflex_agent_bytes_read_total", "Bytes read from followed files.");
+  metrics.counter("reflex_agent_envelopes_read_total", "Envelope lines read on stdin.");
+  metrics.counter("reflex_agent_events_total", "Recognized events, by signature.");
+  metrics.counter("reflex_agent_refused_lines_total", "Lines refused, by reason.");
+  metrics.counter("reflex_agent_published_events_total", "Events the bus accepted.");
+  metrics.counter("reflex_agent_publish_failures_total", "Failed publish attempts.");
+  metrics.counter("reflex_agent_files_opened_total", "Log files opened.");
+  metrics.counter("reflex_agent_truncations_total", "Followed files found truncated.");
+  metrics.counter("reflex_agent_journal_entries_total", "Journal entries read.");
+  metrics.counter("reflex_agent_buffer_full_total", "Times reading paused on a full buffer.");
+  metrics.counter("reflex_agent_gz_skipped_total",
+                  "Compressed files not read, by reason (history at first start, not gzip).");
+  metrics.counter("reflex_agent_gz_errors_total",
+                  "Compressed files unreadable part-way (the rest is not read).");
+  metrics.counter("reflex_agent_lost_positions_total",
+                  "Files followed before a restart found neither by inode nor compressed.");
+  metrics.gauge("reflex_agent_buffer_events", "Events waiting for the bus.");
+  metrics.gauge("reflex_agent_publish_lag_seconds", "Age of the oldest event waiting for the bus.");
+  metrics.gauge("reflex_agent_spool_events", "Events in the on-disk spool, waiting for the bus.");
+  metrics.gauge("reflex_agent_spool_bytes", "Bytes in the on-disk spool, waiting for the bus.");
+  metrics.counter("reflex_agent_spilled_events_total",
+                  "Events moved from the full memory buffer to the spool.");
+  metrics.counter("reflex_agent_drained_events_total", "Events from the spool the bus accepted.");
+  metrics.counter("reflex_agent_spool_full_total", "Times reading paused on a full spool.");
+  metrics.counter("reflex_agent_spool_errors_total", "Failed appends to the spool.");
+  metrics.counter("reflex_agent_spool_damaged_total",
+                  "Damaged spool records skipped, by reason (truncated at a segment's end, "
+                  "corrupt inside one).");
+  metrics.counter("reflex_agent_spool_damaged_bytes_total", "Bytes of damaged spool records.");
+  metrics.counter("reflex_agent_kmsg_records_total", "Kernel records read (--kmsg).");
+  metrics.counter("reflex_agent_kmsg_bad_records_total",
+                  "Records not in the kmsg format, skipped.");
+  metrics.counter("reflex_agent_kmsg_gaps_total",
+                  "SEQ jumps: records the kernel's ring overwrote before they were read.");
+  metrics.counter("reflex_agent_kmsg_lost_records_total", "Records lost in those jumps.");
+  metrics.counter("reflex_agent_kmsg_overwritten_total", "Reads of /dev/kmsg that returned EPIPE.");
+}
+
+// Redis Streams when a URL is given, else events printed on stdout; null
+// (after a message) when the URL is bad.
+std::unique_ptr<bus::EventBus> make_agent_bus(const std::string& redis_url, size_t maxlen) {
+  if (redis_url.empty()) return std::make_unique<StdoutBus>();
+  bus::Options bopts;
+  bopts.maxlen = maxlen;
+  std::string err;
+  auto b = bus::make_redis_bus(redis_url, bopts, &err);
+  if (!b) log(Level::error, "--redis: " + err);
+  return b;
+}
+
+// Envelope lines on (non-blocking) stdin, fed as they complete.
+struct StdinEnvelopes {
+  bool open = false;
+  std::string line;
+
+  // Up to 64 chunks while the buffer has room; true when anything was read.
+  bool read(Agent& a, Metrics& metrics) {
+    bool any = false;
+    char chunk[1 << 16];
+    for (int round = 0; round < 64 && !a.full(); ++round) {
+      ssize_t n = ::read(0, chunk, sizeof chunk);
+      if (n == 0) {
+        open = false;
+        if (!line.empty()) a.ing.feed_envelope(line);
+        line.clear();
+        break;
+      }
+      if (n < 0) break;  // EAGAIN: nothing now
+      any = true;
+      for (ssize_t i = 0; i < n; ++i) {
+        if (chunk[i] != '\n') {
+          if (line.size() < kMaxLine) line.push_back(chunk[i]);
+          continue;
+        }
+        metrics.add("reflex_agent_envelopes_read_total");
+        a.ing.feed_envelope(line);
+        line.clear();
+      }
+    }
+    return any;
+  }
+};
+
+// Reads and publishes until stopped (or, with once, until everything is read
+// and published).
+void agent_loop(Agent& a, Metrics& metrics, const std::vector<std::string>& follows, bool use_stdin,
+                bool once, std::chrono::milliseconds poll_ms) {
+  StdinEnvelopes in;
+  in.open = use_stdin;
+  if (use_stdin) ::fcntl(0, F_SETFL, ::fcntl(0, F_GETFL) | O_NONBLOCK);
+  auto last_discover = Clock::now() - std::chrono::hours(1);
+  bool was_full = false;
+  while (!g_daemon_stop) {
+    if (Clock::now() - last_discover > std::chrono::seconds(1)) {
+      a.files.discover(follows);
+      last_discover = Clock::now();
+    }
+    bool any = false;
+    if (!a.full()) any |= a.files.read_files();
+    if (!a.full()) any |= a.journal.read();
+    if (!a.full()) any |= a.kmsg.read();
+    if (in.open && !a.full()) any |= in.read(a, metrics);
+    if (a.full() && !was_full) metrics.add("reflex_agent_buffer_full_total");
+    was_full = a.full();
+    // Quiet input: time moves storm folds along (a storm that stopped is sent).
+    if (!any)
+      a.ing.advance_time(std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count());
+    // Folds close by time and by other files' later lines, too.
+    a.advance_checkpoints();
+    bool drained = a.publish();
+    a.refresh_stats();
+    if (once && !any && !in.open && !a.journal.running() && drained) {
+      a.ing.finish();
+      a.mark_all_read();
+      if (a.out.pending_events == 0 && a.publish()) break;
+    }
+    if (!any) sleep_unless_stopped(poll_ms);
+  }
+}
+
+// Stop: send the open folds, then give the bus a bounded time to take them.
+void stop_agent(Agent& a) {
+  a.journal.stop();
+  a.ing.finish();
+  a.mark_all_read();
+  auto deadline = Clock::now() + std::chrono::seconds(5);
+  g_daemon_stop = 0;
+  while (!a.publish() && Clock::now() < deadline && !g_daemon_stop)
+    sleep_unless_stopped(std::chrono::milliseconds(50));
+  a.out.spill(true);  // what the bus did not take waits in the spool, positions past it
+  a.write_state();
+  a.out.spool_metrics();
+  log(Level::info, "stopped: " + std::to_string(a.out.published) + " event(s) published, " +
+                       std::to_string(a.out.spool ? a.out.spool->events() : 0) +
+                       " in the spool (sent at restart), " + std::to_string(a.out.pending_events) +
+                       " not published (their lines are re-read at restart)");
+}
+
+}  // namespace
+
+}  // namespace agent
+
+using agent::Agent;
+using agent::agent_loop;
+using agent::declare_agent_metrics;
+using agent::make_agent_bus;
+using agent::stop_agent;
+
+int run_agent(const AgentConfig& cfg, const KnowledgeBase& kb, const Topology& topo) {
+  std::unique_ptr<bus::EventBus> bus = make_agent_bus(cfg.redis_url, cfg.maxlen);
+  if (!bus) return 2;
+  Metrics metrics;
+  declare_agent_metrics(metrics);
+  MetricsServer server;
+  std::string err;
+  if (!cfg.metrics.empty() && !server.start(cfg.metrics, &metrics, &err)) {
+    log(Level::error, err);
+    return 2;
+  }
+
+  IngestOptions iopts;
+  iopts.strict_transport = cfg.strict_transport;
+  Agent a(kb, topo, *bus, metrics, iopts);
+  a.rd.host = cfg.host;
+  a.rd.year = cfg.year;
+  a.rd.boot_time = cfg.boot_time;
+  a.positions.state_path = cfg.state_path;
+  a.out.buffer_max = cfg.buffer_max;
+  a.out.batch = cfg.batch;
+  if (!a.positions.load(&err)) {
+    log(Level::error, err);
+    return 2;
+  }
+  if (!a.out.open_spool(cfg.spool_dir, cfg.state_path, cfg.spool_max)) return 2;
+  install_daemon_signals();
+  log(Level::info, "agent for " + cfg.host + " publishing to " + bus->describe());
+  if (cfg.use_journal && !a.journal.start(cfg.journal_command, &err)) {
+    log(Level::error, "--journal: " + err);
+    return 2;
+  }
+  if (!cfg.kmsg_path.empty() && !a.kmsg.start(cfg.kmsg_path, &err)) {
+    log(Level::error, "--kmsg: " + err);
+    return 2;
+  }
+
+  agent_loop(a, metrics, cfg.follows, cfg.use_stdin, cfg.once, cfg.poll);
+  stop_agent(a);
+  return 0;
+}
+
+}  // namespace reflex::deploy

@@ -1,0 +1,156 @@
+// The agent's state file: read positions kept across restarts (agent_positions.h).
+#include "agent_positions.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <string_view>
+
+#include "reflex/deploy/daemon.h"
+
+namespace reflex::deploy::agent {
+
+bool Positions::load(std::string* err) {
+  if (state_path.empty()) return true;
+  std::ifstream in(state_path);
+  if (!in) return true;  // first start
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("files") || !j["files"].is_array()) {
+    *err = state_path +
+           ": not a reflex agent state file (give another --state; a stale one may be removed)";
+    return false;
+  }
+  auto entry = [](const nlohmann::json& f) {
+    Pending p;
+    p.marker = true;
+    p.key.dev = f.value("dev", uint64_t{0});
+    p.key.ino = f.value("ino", uint64_t{0});
+    p.pos.offset = f.value("offset", uint64_t{0});
+    p.pos.line = f.value("line", uint64_t{0});
+    p.safe = p.pos;
+    p.path = f.value("path", "");
+    p.evidence = f.value("evidence", "");
+    p.cursor = f.value("cursor", "");
+    p.print.head_len = f.value("head_len", uint64_t{0});
+    p.print.head = f.value("head", "");
+    p.print.tail = f.value("tail", "");
+    p.gz = f.value("gz", false);
+    p.done = f.value("done", false);
+    p.was_open = f.value("open", false);
+    p.size = f.value("size", uint64_t{0});
+    p.mtime = f.value("mtime", int64_t{0});
+    p.seen = f.value("seen", int64_t{0});
+    return p;
+  };
+  for (const auto& f : j["files"]) {
+    if (!f.is_object()) continue;
+    Pending p = entry(f);
+    resume[p.key] = p;
+    committed[p.key] = p;
+  }
+  if (j.contains("ghosts") && j["ghosts"].is_array())
+    for (const auto& f : j["ghosts"])
+      if (f.is_object()) ghosts.push_back(entry(f));
+  loaded = true;
+  return true;
+}
+
+void Positions::write(const std::function<bool(const FileKey&)>& is_open, size_t open_count) {
+  if (state_path.empty() || !dirty) return;
+  // Bounded: the positions of the oldest closed files go first.
+  if (committed.size() > kMaxClosed + open_count) {
+    std::vector<std::pair<int64_t, FileKey>> closed;
+    for (const auto& [k, p] : committed)
+      if (!is_open(k) && k.dev != 0) closed.emplace_back(p.seen, k);
+    std::sort(closed.begin(), closed.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (size_t i = 0; i + kMaxClosed < closed.size(); ++i) committed.erase(closed[i].second);
+  }
+  auto entry_json = [](const Pending& p) {
+    return nlohmann::json{{"dev", p.key.dev},
+                          {"ino", p.key.ino},
+                          {"path", p.path},
+                          {"evidence", p.evidence},
+                          {"offset", p.pos.offset},
+                          {"line", p.pos.line},
+                          {"cursor", p.cursor},
+                          {"head_len", p.print.head_len},
+                          {"head", p.print.head},
+                          {"tail", p.print.tail},
+                          {"gz", p.gz},
+                          {"done", p.done},
+                          {"size", p.size},
+                          {"mtime", p.mtime},
+                          {"seen", p.seen}};
+  };
+  nlohmann::json files_j = nlohmann::json::array(), ghosts_j = nlohmann::json::array();
+  for (const auto& [k, p] : committed) {
+    nlohmann::json e = entry_json(p);
+    e["open"] = is_open(k);
+    files_j.push_back(std::move(e));
+  }
+  for (const Pending& g : ghosts) ghosts_j.push_back(entry_json(g));
+  std::string text = nlohmann::json{{"version", 1}, {"files", files_j}, {"ghosts", ghosts_j}}.dump(
+                         1, ' ', false, nlohmann::json::error_handler_t::replace) +
+                     "\n";
+  // Write, fsync, rename: a crash leaves the old state or the new one.
+  std::string tmp = state_path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            ::fsync(fd) == 0;
+  if (fd >= 0) ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), state_path.c_str()) != 0) {
+    log_limited(Level::error, "state",
+                state_path + ": cannot write state: " + std::strerror(errno));
+    return;
+  }
+  dirty = false;
+}
+
+void Positions::apply_marker(const Pending& m) {
+  committed[m.key] = m;
+  if (m.supersedes && (m.supersedes->dev != m.key.dev || m.supersedes->ino != m.key.ino))
+    committed.erase(*m.supersedes);
+  dirty = true;
+}
+
+void Positions::add_ghost(const Pending& p) {
+  if (p.pos.offset == 0 || p.print.head_len == 0) return;
+  ghosts.push_back(p);
+  if (ghosts.size() > kMaxGhosts) ghosts.erase(ghosts.begin());
+  dirty = true;
+}
+
+// A position whose file this compressed text continues: the known file
+// with the same first bytes, read furthest (its tail is checked once the
+// stream gets there).
+std::optional<Pending> Positions::match_known(const std::string& head) const {
+  std::optional<Pending> best;
+  auto consider = [&](const Pending& p) {
+    if (p.pos.offset == 0 || p.print.head_len == 0 || p.print.head_len > head.size()) return;
+    if (sha(std::string_view(head).substr(0, p.print.head_len)) != p.print.head) return;
+    if (!best || p.pos.offset > best->pos.offset) best = p;
+  };
+  for (const auto& [k, p] : resume)
+    if (!p.done) consider(p);
+  for (const Pending& g : ghosts) consider(g);
+  return best;
+}
+
+void Positions::drop_known(const Pending& p) {
+  resume.erase(p.key);
+  ghosts.erase(std::remove_if(ghosts.begin(), ghosts.end(),
+                              [&](const Pending& g) {
+                                return g.key.dev == p.key.dev && g.key.ino == p.key.ino &&
+                                       g.pos.offset == p.pos.offset;
+                              }),
+               ghosts.end());
+}
+
+}  // namespace reflex::deploy::agent

@@ -1,0 +1,67 @@
+// What every source of the agent (files, journal, kmsg) reads through: the
+// settings its line parsers share, the ingestor the lines go to, and which
+// of a source's lines still hold a storm fold open (a checkpoint stays
+// behind the first of them, so a restart re-reads the fold whole).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "reflex/deploy/daemon.h"
+#include "reflex/ingest.h"
+#include "reflex/log_format.h"
+#include "reflex/topology.h"
+
+namespace reflex::deploy::agent {
+
+struct Reading {
+  Reading(const Topology& t, Ingestor& i, Metrics& m) : topo(t), ing(i), metrics(m) {}
+  Reading(const Reading&) = delete;  // the parsers keep a pointer to fstats
+  Reading& operator=(const Reading&) = delete;
+
+  const Topology& topo;
+  Ingestor& ing;
+  Metrics& metrics;
+  std::string host;
+  std::optional<int> year;
+  std::optional<int64_t> boot_time;
+  FormatOptions fopts;  // followed files and the journal: --strict-transport as for envelopes
+  FormatStats fstats;
+
+  // A parser for one source (evidence name hosts/<host>/<name>), begun.
+  std::unique_ptr<LineParser> parser(const std::string& evidence,
+                                     std::optional<int64_t> boot_time_us) {
+    auto p = std::make_unique<LineParser>(topo, fopts, &fstats);
+    FileContext ctx;
+    ctx.host_dir = host;
+    ctx.file = evidence;
+    ctx.year = year;
+    ctx.boot_time_us = boot_time_us;
+    p->begin_file(ctx);
+    return p;
+  }
+
+  // The first line of an open fold in this source (evidence name), if any.
+  // Only lines lo..hi count: a file and the one that replaced it under its
+  // name share the evidence name; the lines this process fed from each tell
+  // their folds apart (where those overlap, the earlier fold holds both).
+  std::optional<uint64_t> first_open_line(const std::string& evidence, uint64_t lo = 0,
+                                          uint64_t hi = UINT64_MAX) const {
+    std::optional<uint64_t> first;
+    std::string prefix = evidence + ":";
+    ing.with_open_storms([&](const OpenStorms& os) {
+      os.for_each([&](const Event& ev) {
+        if (ev.evidence.compare(0, prefix.size(), prefix) != 0) return;
+        uint64_t n = std::strtoull(ev.evidence.c_str() + prefix.size(), nullptr, 10);
+        if (n < lo || n > hi) return;
+        if (!first || n < *first) first = n;
+      });
+    });
+    return first;
+  }
+};
+
+}  // namespace reflex::deploy::agent

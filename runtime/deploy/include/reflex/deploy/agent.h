@@ -1,0 +1,49 @@
+// The agent of the deployment (`reflex agent`, one per host;
+// docs/deployment.md): follows log files, the journal and the kernel's
+// records, runs the same ingest as `reflex events` and publishes the
+// recognized events to the bus (Redis Streams, or stdout). The command
+// parses the options and loads the knowledge base and topology; this runs
+// the rest.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reflex/kb.h"
+#include "reflex/topology.h"
+
+namespace reflex::deploy {
+
+struct AgentConfig {
+  std::string host;                  // this host's name (evidence names hosts/<host>/...)
+  int year = 0;                      // for log formats without one
+  std::optional<int64_t> boot_time;  // unix µs, for raw dmesg seconds
+  std::vector<std::string> follows;  // files and directories to follow
+  bool use_stdin = false;            // also read event envelopes on stdin
+  bool use_journal = false;          // also read the journal through journal_command
+  std::string journal_command = "journalctl -f -o json --no-pager";
+  std::string kmsg_path;                // also read kernel records from here ("" = not)
+  bool strict_transport = false;        // syslog text tagged 'kernel:' is not a kernel line
+  bool once = false;                    // exit once everything is read and published
+  std::string redis_url;                // "" = print the events on stdout
+  std::string state_path;               // read positions ("" = none)
+  std::string spool_dir;                // "" = <state_path>.spool
+  std::string spool_max = "256M";       // bytes with an optional K/M/G suffix; "0" = no spool
+  size_t buffer_max = 100000;           // events held in memory
+  size_t maxlen = 1000000;              // approximate length kept per event stream
+  size_t batch = 500;                   // events per publish round trip
+  std::chrono::milliseconds poll{250};  // how often followed files are checked
+  std::string metrics;                  // ADDR:PORT of the /metrics endpoint, "" = none
+};
+
+// Reads and publishes until SIGTERM/SIGINT (or, with once, until everything
+// is read and published); logging must be set up (init_logging). The process
+// exit code: 2 (after a message) when the bus, the metrics address, the state
+// file, the spool, the journal or kmsg cannot be used.
+int run_agent(const AgentConfig& cfg, const KnowledgeBase& kb, const Topology& topo);
+
+}  // namespace reflex::deploy
