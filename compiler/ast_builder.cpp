@@ -670,12 +670,8 @@ void build_decls(SourceFile& file, ReflexParser::FileContext* tree,
   // two runs are merged, not sorted: sorting thousands was 30% of such a file.
   std::sort(errs.begin(), errs.end());
   const auto syntax_end = static_cast<std::ptrdiff_t>(errs.size());
-  for (const auto* t : all) {
-    size_t ty = t->getType();
-    if (ty == ReflexParser::UNTERMINATED_STRING || ty == ReflexParser::UNTERMINATED_REGEX ||
-        ty == ReflexParser::UNTERMINATED_TRIPLE_STRING || ty == ReflexParser::BAD_CHAR)
-      errs.push_back(t->getTokenIndex());
-  }
+  for (const auto* t : all)
+    if (is_lex_error(t->getType())) errs.push_back(t->getTokenIndex());
   std::inplace_merge(errs.begin(), errs.begin() + syntax_end, errs.end());
   for (auto* c : tree->topDecl()) {
     if (!c || !c->getStart()) continue;

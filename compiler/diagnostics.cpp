@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iterator>
 #include <optional>
+#include <string_view>
 #include <tuple>
 
 namespace reflex::compiler {
@@ -147,6 +148,10 @@ constexpr DiagDef kDefs[] = {
    "An event is listed twice in a group or on one side of a rule's `->` (directly or through a group); it counts once."},
   {DiagId::unused_group, "W011", W, "unused-group", "unused group",
    "A `group` that no rule and no other group names."},
+  {DiagId::locate_value, "W012", W, "locate-value", "example's device is no device id",
+   "A must-match example gives the `locate` field a value that is no identifier of that kind "
+   "(a GPU by index or PCI address, a PCIe port by PCI address): such an event sits on a "
+   "placeholder device named after the raw text."},
 };
 // clang-format on
 
@@ -196,6 +201,36 @@ void DiagEngine::add_source(const std::string& file, const std::string& text) {
   Source& src = sources_[file];
   src.text = text;
   src.starts.clear();
+}
+
+SrcRange DiagEngine::narrow(const SrcRange& at, const std::string& fragment) {
+  std::string line;
+  if (fragment.empty() || !source_line(at.file, at.line, &line)) return at;
+  // Columns count code points: the byte offset of each column on this line.
+  std::vector<size_t> col_byte;
+  for (size_t i = 0; i < line.size(); ++i)
+    if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) col_byte.push_back(i);
+  col_byte.push_back(line.size());
+  const auto first = static_cast<size_t>(at.col - 1);
+  const size_t last = std::min(col_byte.size() - 1, first + static_cast<size_t>(at.len));
+  if (at.col < 1 || first >= last) return at;
+  const std::string_view within(line.data() + col_byte[first], col_byte[last] - col_byte[first]);
+  const size_t found = within.find(fragment);
+  if (found == std::string_view::npos) return at;
+  const size_t byte = col_byte[first] + found;
+  SrcRange r = at;
+  const auto col_of = [&](size_t b) {
+    return static_cast<int>(std::lower_bound(col_byte.begin(), col_byte.end(), b) -
+                            col_byte.begin());
+  };
+  r.col = col_of(byte) + 1;
+  r.len = std::max(1, col_of(byte + fragment.size()) - col_of(byte));
+  return r;
+}
+
+std::string re2_error_fragment(const std::string& error) {
+  const size_t sep = error.find(": ");
+  return sep == std::string::npos ? std::string() : error.substr(sep + 2);
 }
 
 bool DiagEngine::source_line(const std::string& file, int line, std::string* out) {

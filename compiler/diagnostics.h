@@ -85,6 +85,7 @@ enum class DiagId : uint16_t {
   unknown_warning,
   duplicate_member,
   unused_group,
+  locate_value,
   kCount
 };
 
@@ -111,6 +112,10 @@ class DiagEngine {
   // suppressed warning it returns a scratch object that is discarded.
   Diagnostic& report(DiagId id, const SrcRange& at, std::string message,
                      const std::set<std::string>* allows = nullptr);
+  // `at` narrowed to the first occurrence of `fragment` inside it on its
+  // line (the part of a regex an RE2 error names), or `at` when it is not
+  // there (the fragment came from an expanded pattern reference).
+  SrcRange narrow(const SrcRange& at, const std::string& fragment);
   static void note(Diagnostic& d, const SrcRange& at, std::string message);
   static void note(Diagnostic& d, std::string message);
 
@@ -137,6 +142,9 @@ class DiagEngine {
 };
 
 SourceLoc to_loc(const SrcRange& r);
+
+// The part of the pattern an RE2 error names ("missing ]: [a-" -> "[a-"), or "".
+std::string re2_error_fragment(const std::string& error);
 
 // Edit distance, for did-you-mean.
 size_t edit_distance(const std::string& a, const std::string& b);

@@ -24,6 +24,11 @@ using rfxgen::ReflexContext;
 using rfxgen::ReflexLexer;
 using rfxgen::ReflexParser;
 
+// The lexer's error tokens (an unterminated string or regex, a bad character,
+// a number glued to a word that is no unit): reported by the front end with
+// their own message, never by the parser (parser.cpp).
+bool is_lex_error(size_t token_type);
+
 // ---- token positions (syntax_errors.cpp) ----
 // Line/column (1-based, code points) of a byte offset.
 std::pair<int, int> line_col(const std::string& text, size_t offset);

@@ -143,12 +143,6 @@ std::string first_char(const std::string& s) {
   return s.substr(0, n);
 }
 
-bool is_lex_error(size_t type) {
-  return type == ReflexParser::UNTERMINATED_STRING ||
-         type == ReflexParser::UNTERMINATED_TRIPLE_STRING ||
-         type == ReflexParser::UNTERMINATED_REGEX || type == ReflexParser::BAD_CHAR;
-}
-
 // The lexer's error tokens as diagnostics, one per line (at most
 // max_errors_per_file). Returns whether there was any.
 bool report_lex_errors(const std::string& path, const std::vector<antlr4::Token*>& all,
@@ -173,6 +167,11 @@ bool report_lex_errors(const std::string& path, const std::vector<antlr4::Token*
         id = DiagId::unterminated_regex;
         msg = "missing closing '/' of the regex (write a literal slash as \\/)";
         break;
+      case ReflexParser::BAD_DURATION:
+        id = DiagId::syntax_error;
+        msg = "'" + t->getText() +
+              "' is not a duration: a number and one of the units ms, s, m, h, d (e.g. 1h)";
+        break;
       case ReflexParser::BAD_CHAR:  // a run of them is one token: its first is named
         id = DiagId::unexpected_char;
         msg = "unexpected character '" + first_char(t->getText()) + "'";
@@ -190,6 +189,13 @@ bool report_lex_errors(const std::string& path, const std::vector<antlr4::Token*
 }
 
 }  // namespace
+
+bool is_lex_error(size_t type) {
+  return type == ReflexParser::UNTERMINATED_STRING ||
+         type == ReflexParser::UNTERMINATED_TRIPLE_STRING ||
+         type == ReflexParser::UNTERMINATED_REGEX || type == ReflexParser::BAD_CHAR ||
+         type == ReflexParser::BAD_DURATION;
+}
 
 bool parse_file(SourceFile& file, DiagEngine& diags, const CompileOptions& options) {
   if (!text_is_parseable(file, diags, options)) return false;

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "reflex/signature_match.h"
+#include "reflex/values.h"
 #include "sema.h"
 
 namespace reflex::compiler {
@@ -14,6 +15,38 @@ std::string transports_text(uint8_t mask) {
   for (Transport t : {kTransportKernel, kTransportSyslog, kTransportJournal, kTransportApp})
     if (mask & t) s += std::string(s.empty() ? "" : ", ") + transport_name(t);
   return s;
+}
+
+// Whether the value a `locate` captured names a device of that kind the way
+// the runtime resolves it (runtime/ingest/locate.cpp): a GPU by index or PCI
+// address, a PCIe port by PCI address. Other kinds are found by any name.
+bool names_a_device(const Locator& loc, const std::string& value) {
+  switch (loc.kind) {
+    case DeviceKind::gpu:
+      return normalize_bdf(value) || parse_int(value);
+    case DeviceKind::pcie_port:
+      return normalize_bdf(value).has_value();
+    default:
+      return true;
+  }
+}
+
+// W012: an example whose located value the runtime could only keep as a
+// placeholder (`locate gpu by code` over an error code).
+void check_located_values(Sema& s, const ResolvedSig& r, const SrcRange& at,
+                          const FieldValues& caps) {
+  for (const auto& loc : r.sig.locators) {
+    for (const auto& [k, v] : caps) {
+      if (k != loc.field || names_a_device(loc, v)) continue;
+      auto& d =
+          s.diags.report(DiagId::locate_value, at,
+                         std::string("example locates a ") + to_string(loc.kind) + " by " +
+                             loc.field + " = \"" + v + "\", which names no " + to_string(loc.kind),
+                         &r.allows);
+      DiagEngine::note(d, diag_def(DiagId::locate_value).description);
+      break;
+    }
+  }
 }
 
 }  // namespace
@@ -63,6 +96,7 @@ void pass_examples(Sema& s) {
                      ": /" + sig.patterns[p] + "/");
         continue;
       }
+      check_located_values(s, r, at, caps);
       for (const auto& [field, want] : ex.expect) {
         const std::string* got = nullptr;
         for (const auto& [k, v] : caps)

@@ -537,7 +537,8 @@ void pass_patterns(Sema& s) {
     }
     std::string err;
     if (!regex_check(s, text, &err)) {
-      s.diags.report(DiagId::regex_re2, d->pattern.range, "RE2 rejects the pattern: " + err);
+      s.diags.report(DiagId::regex_re2, s.diags.narrow(d->pattern.range, re2_error_fragment(err)),
+                     "RE2 rejects the pattern: " + err);
       s.bad_patterns.insert(name);
     } else if (s.options.check_regex && s.options.check_hyperscan && !hyperscan_check(text, &err)) {
       s.diags.report(DiagId::regex_hyperscan, d->pattern.range,

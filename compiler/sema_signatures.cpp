@@ -79,8 +79,8 @@ Condition lower_cond(SigCtx& c, const Cond& in) {
   if (in.op == Cond::Op::matches) {
     std::string err;
     if (!regex_check(c.s, in.regex, &err)) {
-      c.s.diags.report(DiagId::regex_re2, in.regex_range, "RE2 rejects the regex: " + err,
-                       c.allows);
+      c.s.diags.report(DiagId::regex_re2, c.s.diags.narrow(in.regex_range, re2_error_fragment(err)),
+                       "RE2 rejects the regex: " + err, c.allows);
       c.r.ok = false;
     }
     out.values.push_back(in.regex);
@@ -176,7 +176,8 @@ void sig_match(SigCtx& c, const Member* m) {
     std::string err;
     if (!regex_check(s, sig.patterns[i], &err)) {
       if (!only_refs)
-        s.diags.report(DiagId::regex_re2, e.range, "RE2 rejects the pattern: " + err, c.allows);
+        s.diags.report(DiagId::regex_re2, s.diags.narrow(e.range, re2_error_fragment(err)),
+                       "RE2 rejects the pattern: " + err, c.allows);
       all_ok = false;
     } else if (s.options.check_regex && s.options.check_hyperscan &&
                !hyperscan_check(sig.patterns[i], &err)) {

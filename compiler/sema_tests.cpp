@@ -65,15 +65,7 @@ void pass_tests(Sema& s) {
           if (!m.values.empty()) e.device = m.values[0].text;
           if (!m.idents.empty()) {
             e.fault_class = m.idents[0].text;
-            s.ref(d->file, e.fault_class);
-            if (!s.classes.count(e.fault_class)) {
-              std::vector<std::string> names;
-              for (const auto& [n, c] : s.classes) names.push_back(n);
-              auto& diag = s.diags.report(DiagId::unknown_class, m.idents[0].range,
-                                          "unknown fault class '" + e.fault_class + "'");
-              std::string near = closest(e.fault_class, names);
-              if (!near.empty()) DiagEngine::note(diag, "did you mean '" + near + "'?");
-            }
+            check_class(s, d->file, m.idents[0], nullptr);
           }
           if (m.values.size() > 1) {
             auto n = parse_int(m.values[1].text);

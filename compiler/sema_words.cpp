@@ -3,6 +3,7 @@
 // the value helpers that report a bad one.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 #include "reflex/pattern.h"
@@ -114,10 +115,42 @@ std::optional<double> duration_seconds(const Value& v) {
   return neg ? -*d : *d;
 }
 
+namespace {
+
+// For each '(' of the pattern: whether the group is "required", i.e. neither
+// followed by a quantifier nor holding an alternation of its own, so that its
+// literals must appear in every match (a pattern reference is spliced in as
+// such a group: `xid_prefix + /.../`).
+std::vector<bool> required_groups(const std::string& p) {
+  std::vector<bool> required(p.size(), false);
+  std::vector<std::pair<size_t, bool>> open;  // '(' position, saw '|' at its level
+  for (size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\') {
+      ++i;
+    } else if (c == '[') {
+      while (i < p.size() && p[i] != ']') i += p[i] == '\\' ? 2 : 1;
+    } else if (c == '(') {
+      open.emplace_back(i, false);
+    } else if (c == '|' && !open.empty()) {
+      open.back().second = true;
+    } else if (c == ')' && !open.empty()) {
+      const bool quantified = i + 1 < p.size() && std::strchr("*?{", p[i + 1]) != nullptr;
+      required[open.back().first] = !quantified && !open.back().second;
+      open.pop_back();
+    }
+  }
+  return required;
+}
+
+}  // namespace
+
 bool pattern_is_selective(const std::string& p) {
   if (!p.empty() && p[0] == '^') return true;
   if (p.size() >= 2 && p.back() == '$' && p[p.size() - 2] != '\\') return true;
-  // Longest run of literal characters outside groups and classes.
+  // Longest run of literal characters outside optional groups and classes.
+  const std::vector<bool> required = required_groups(p);
+  std::vector<bool> stack;  // per open group: required?
   int depth = 0, run = 0, best = 0;
   bool alternation = false;
   for (size_t i = 0; i < p.size(); ++i) {
@@ -138,10 +171,34 @@ bool pattern_is_selective(const std::string& p) {
       while (i < p.size() && p[i] != ']') i += p[i] == '\\' ? 2 : 1;
       continue;
     }
-    if (c == '(') ++depth;
-    if (c == ')') depth = std::max(0, depth - 1);
-    if (c == '|' && depth == 0) alternation = true;
-    bool meta = std::string("()|.*+?{}^$").find(c) != std::string::npos;
+    if (c == '(') {
+      stack.push_back(required[i]);
+      if (!required[i]) ++depth;
+      // Skip the group's own syntax: (?: (?P<name> (?i)
+      if (i + 1 < p.size() && p[i + 1] == '?') {
+        size_t j = i + 2;
+        if (j < p.size() && p[j] == 'P' && j + 1 < p.size() && p[j + 1] == '<') {
+          j = p.find('>', j);
+          if (j == std::string::npos) j = p.size() - 1;
+        } else {
+          while (j < p.size() && p[j] != ':' && p[j] != ')') ++j;
+          if (j < p.size() && p[j] == ')') --j;
+        }
+        i = j;
+      }
+      run = 0;
+      continue;
+    }
+    if (c == ')') {
+      if (!stack.empty()) {
+        if (!stack.back()) depth = std::max(0, depth - 1);
+        stack.pop_back();
+      }
+      run = 0;
+      continue;
+    }
+    if (c == '|' && stack.empty()) alternation = true;
+    bool meta = std::string("|.*+?{}^$").find(c) != std::string::npos;
     if (!meta && depth == 0) {
       ++run;
       // A quantifier after this char makes it optional.
@@ -228,6 +285,11 @@ void check_class(Sema& s, const std::string& file, const Ident& w,
   std::string near = closest(w.text, names);
   if (!near.empty())
     DiagEngine::note(d, s.classes.at(near)->name.range, "did you mean '" + near + "'?");
+  else if (names.empty())
+    DiagEngine::note(d,
+                     "no fault class is declared in this unit; the standard classes are "
+                     "declared in the shipped kb/classes.rfx: check the file together with it "
+                     "(reflexc check kb/classes.rfx FILE)");
 }
 
 std::optional<Severity> severity_of(Sema& s, const Ident& w, const std::set<std::string>* allows) {

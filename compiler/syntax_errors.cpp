@@ -143,9 +143,7 @@ void CollectingListener::syntaxError(antlr4::Recognizer* recognizer, antlr4::Tok
                                      std::exception_ptr /*unused*/) {
   if (offending != nullptr) {
     size_t t = offending->getType();
-    if (t == ReflexParser::UNTERMINATED_STRING || t == ReflexParser::UNTERMINATED_REGEX ||
-        t == ReflexParser::UNTERMINATED_TRIPLE_STRING || t == ReflexParser::BAD_CHAR)
-      return;
+    if (is_lex_error(t)) return;
     if (offending->getTokenIndex() == last_token_) return;  // one error per token
     last_token_ = offending->getTokenIndex();
     error_tokens.push_back(offending->getTokenIndex());

@@ -186,6 +186,10 @@ UNTERMINATED_REGEX : '/' (~[/\\\r\n] | '\\' ~[\r\n])* '\\'? ;
 // BadCharRunsStopAtEveryToken checks it against the vocabulary, so a new
 // literal cannot be swallowed by a run.
 BAD_CHAR : ~[A-Za-z0-9_ \t\r\n\f!"#%()+,\-./:;<=>{}]+ | . ;
+// A number glued to a word that is no unit (`1hr`, `10min`): one token, so the
+// error names the unit instead of the token after it. A lone `x` stays apart
+// (`1.5x median`), and a hex number is longer-or-equal as NUMBER, which wins.
+BAD_DURATION : '-'? DIGITS ('.' DIGITS)? ([A-Za-wyz_] [A-Za-z0-9_]* | 'x' [A-Za-z0-9_]+) ;
 
 fragment DIGITS : [0-9]+ ;
 // Greedy (not .*?) so an unterminated """ cannot out-match a closed one.
