@@ -27,6 +27,25 @@ using namespace compiler;
 
 namespace {
 
+std::string kind_of(fs::file_type t) {
+  switch (t) {
+    case fs::file_type::directory:
+      return "a directory";
+    case fs::file_type::fifo:
+      return "a FIFO";
+    case fs::file_type::socket:
+      return "a socket";
+    case fs::file_type::character:
+      return "a character device";
+    case fs::file_type::block:
+      return "a block device";
+    case fs::file_type::not_found:
+      return "not found";
+    default:
+      return "not a plain file";
+  }
+}
+
 struct Loader {
   const CompileOptions& options;
   std::vector<SourceFile> files;
@@ -48,6 +67,14 @@ struct Loader {
     f.abs_path = canon;
     f.from_import = from_import;
     std::error_code ec;
+    // A device, FIFO or socket never ends or blocks (`reflexc check /dev/zero`
+    // grew without bound): sources are regular files.
+    const auto st = fs::status(p, ec);
+    if (ec || !fs::is_regular_file(st)) {
+      io_message = "cannot read '" + f.path +
+                   "': " + (ec ? ec.message() : "not a regular file (" + kind_of(st.type()) + ")");
+      return false;
+    }
     auto size = fs::file_size(p, ec);
     if (!ec && size > options.max_file_bytes) {
       // Not read at all; parse_file reports E001.
@@ -60,13 +87,18 @@ struct Loader {
       io_message = "cannot read '" + f.path + "': " + std::strerror(errno);
       return false;
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
+    // Bounded even if the file grew since its size was taken.
+    f.text.resize(options.max_file_bytes + 1);
+    in.read(f.text.data(), static_cast<std::streamsize>(f.text.size()));
     if (in.bad()) {
       io_message = "cannot read '" + f.path + "': read error";
       return false;
     }
-    f.text = ss.str();
+    f.text.resize(static_cast<size_t>(in.gcount()));
+    if (f.text.size() > options.max_file_bytes) {
+      f.too_large = f.text.size();
+      f.text.clear();
+    }
     files.push_back(std::move(f));
     return true;
   }

@@ -376,6 +376,10 @@ bool is_artifact_file(const std::string& path) {
   return std::memcmp(head, kMagic, 6) == 0;  // "RFXKB\0": any format version
 }
 
+namespace {
+constexpr size_t kMaxStreamedArtifact = size_t(1) << 30;  // the shipped KB is ~10 MB
+}  // namespace
+
 std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string* error,
                                            KbParts parts) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -407,6 +411,16 @@ std::optional<KnowledgeBase> load_artifact(const std::string& path, std::string*
       }
       if (got == 0) break;
       streamed.insert(streamed.end(), chunk, chunk + got);
+      // A pipe of anything else (/dev/zero) is refused early, not read to
+      // the end of memory.
+      const bool bad_magic = streamed.size() >= 6 && std::memcmp(streamed.data(), kMagic, 6) != 0;
+      if (bad_magic || streamed.size() > kMaxStreamedArtifact) {
+        if (error)
+          *error = "'" + path + "' is not a Reflex knowledge-base artifact" +
+                   (bad_magic ? std::string() : " (over 1 GiB)");
+        ::close(fd);
+        return std::nullopt;
+      }
     }
     bytes = streamed.data();
     n = streamed.size();

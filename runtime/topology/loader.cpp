@@ -4,6 +4,10 @@
 // field readers, notes and device index every section uses.
 #include "loader.h"
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "loader_classes.h"
 #include "reflex/values.h"
 
@@ -173,8 +177,24 @@ bool load_json(std::string_view text, const std::string& origin, TopoData* im, T
   struct Abort {};
   std::string top_key;
   bool in_hosts = false;
+  // The keys of each open object: a repeated key is an error, not a silent
+  // last-one-wins (nlohmann keeps the last).
+  std::vector<std::set<std::string>> open_keys;
   json::parser_callback_t cb = [&](int depth, json::parse_event_t ev, json& parsed) -> bool {
     using E = json::parse_event_t;
+    if (ev == E::object_start) {
+      open_keys.emplace_back();
+    } else if (ev == E::object_end) {
+      if (!open_keys.empty()) open_keys.pop_back();
+    } else if (ev == E::key && !open_keys.empty() && parsed.is_string()) {
+      const std::string& k = parsed.get_ref<const std::string&>();
+      if (!open_keys.back().insert(k).second) {
+        if (err)
+          *err = TopologyError{origin, "$",
+                               "duplicate key '" + k + "' in one object (which one holds?)"};
+        throw Abort{};
+      }
+    }
     if (depth == 1) {
       if (ev == E::key)
         top_key = parsed.is_string() ? parsed.get<std::string>() : "";

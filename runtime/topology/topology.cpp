@@ -8,6 +8,9 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <string>
+
+#include <sys/stat.h>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -60,8 +63,27 @@ std::unique_ptr<Topology> Topology::load_text(std::string_view text, const std::
   }
 }
 
+namespace {
+// 12,500 hosts of 8 GPUs, switches and NICs are ~40 MB of JSON.
+constexpr int64_t kMaxTopologyBytes = int64_t(1) << 30;
+}  // namespace
+
 std::unique_ptr<Topology> Topology::load_file(const std::string& path, TopologyError* err) {
   try {
+    // A FIFO or device would block or never end (a topology.json FIFO hung
+    // `reflex diagnose`): the topology is a regular file, of bounded size.
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      if (err) *err = TopologyError{path, "", "not a regular file"};
+      return nullptr;
+    }
+    if (st.st_size > kMaxTopologyBytes) {
+      if (err)
+        *err = TopologyError{path, "",
+                             "the file is " + std::to_string(st.st_size) +
+                                 " bytes, over the limit of " + std::to_string(kMaxTopologyBytes)};
+      return nullptr;
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
       if (err) *err = TopologyError{path, "", std::string("cannot open: ") + std::strerror(errno)};
@@ -70,6 +92,7 @@ std::unique_ptr<Topology> Topology::load_file(const std::string& path, TopologyE
     std::string text;
     in.seekg(0, std::ios::end);
     auto size = in.tellg();
+    if (size > kMaxTopologyBytes) size = kMaxTopologyBytes + 1;  // grew since stat'd
     in.seekg(0, std::ios::beg);
     if (size > 0) {
       text.resize(size_t(size));
@@ -80,6 +103,10 @@ std::unique_ptr<Topology> Topology::load_file(const std::string& path, TopologyE
       return nullptr;
     }
     text.resize(size_t(in.gcount() > 0 ? in.gcount() : 0));
+    if (int64_t(text.size()) > kMaxTopologyBytes) {
+      if (err) *err = TopologyError{path, "", "the file grew past the limit while it was read"};
+      return nullptr;
+    }
     if (text.empty()) {
       if (err) *err = TopologyError{path, "$", "the file is empty (not JSON)"};
       return nullptr;

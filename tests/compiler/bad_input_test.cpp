@@ -116,6 +116,19 @@ TEST_F(BadInput, NonexistentPathIsIoError) {
   EXPECT_NE(r.io_message.find("no such file"), std::string::npos) << r.io_message;
 }
 
+// A device or FIFO never ends or blocks: refused by its type, before a read.
+TEST_F(BadInput, DeviceAndFifoAreIoErrorsNotEndlessReads) {
+  CompileResult r = check("/dev/zero");
+  EXPECT_TRUE(r.io_error);
+  EXPECT_NE(r.io_message.find("not a regular file (a character device)"), std::string::npos)
+      << r.io_message;
+  const std::string fifo = (dir_ / "k.rfx").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  r = check(fifo);
+  EXPECT_TRUE(r.io_error);
+  EXPECT_NE(r.io_message.find("not a regular file (a FIFO)"), std::string::npos) << r.io_message;
+}
+
 TEST_F(BadInput, DirectoryWithoutRfxIsIoError) {
   write("README.md", "nothing here");
   CompileResult r = check(dir_.string());

@@ -1,5 +1,7 @@
 // Topology loading, validation errors, device ids and the resolver (docs/interfaces.md §1-2).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <string>
@@ -271,6 +273,36 @@ TEST(TopologyLoad, MissingFileIsAnErrorNamingTheFile) {
   EXPECT_FALSE(t);
   EXPECT_EQ(err.file, kData + "/no_such_file.json");
   EXPECT_NE(err.message.find("cannot open"), std::string::npos);
+}
+
+// A FIFO would block the load for ever, a device never end it.
+TEST(TopologyLoad, FifoAndDeviceAreRefusedNotRead) {
+  const std::string fifo = ::testing::TempDir() + "topology_fifo_" + std::to_string(::getpid());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero")}) {
+    TopologyError err;
+    EXPECT_FALSE(Topology::load_file(path, &err)) << path;
+    EXPECT_EQ(err.file, path);
+    EXPECT_EQ(err.message, "not a regular file");
+  }
+  ::unlink(fifo.c_str());
+}
+
+// With a repeated key nlohmann keeps the last value: the file would mean
+// something else than it seems to, in silence.
+TEST(TopologyLoad, DuplicateKeyIsAnError) {
+  for (const std::string text :
+       {R"({"cluster":"a","cluster":"b","hosts":[]})",
+        R"({"cluster":"c","hosts":[{"name":"n1","name":"n2","gpus":[]}]})"}) {
+    TopologyError err;
+    EXPECT_FALSE(Topology::load_text(text, "t.json", &err)) << text;
+    EXPECT_NE(err.message.find("duplicate key"), std::string::npos) << err.message;
+  }
+  TopologyError err;
+  EXPECT_TRUE(Topology::load_text(
+      R"({"cluster":"c","hosts":[{"name":"n1","gpus":[]},{"name":"n2","gpus":[]}]})", "t.json",
+      &err))
+      << err.message;
 }
 
 TEST(TopologyLoad, InvalidUtf8IsAnErrorNotACrash) {
