@@ -42,7 +42,7 @@ struct BundleListing {
 // mutex held: it must not call back into the Ingestor. For throughput use one
 // Ingestor per thread.
 //
-// Storm semantics (README, "Ingest"): per (signature, device) a `baseline` is
+// Storm semantics (docs/architecture.md, "Where a log line goes"): per (signature, device) a `baseline` is
 // judged first, then `aggregate`, then `dedup`.
 //  - baseline FIELD above F x median of last N: fires when the value exceeds
 //    F x median of the previous values; it judges only once it has seen at
