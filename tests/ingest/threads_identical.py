@@ -46,7 +46,7 @@ with tempfile.TemporaryDirectory(prefix="reflex-threads-") as tmp:
     shutil.copy(largest, os.path.join(two, "hosts", other, os.path.basename(largest)))
     bundles.append(two)
     # Few large files: the walk's last files (3 MB each) hand their ops to the
-    # replay as they are read (ingestor.cpp, kStreamBytes), not at their end.
+    # replay as they are read (threaded_walk.h, kStreamBytes), not at their end.
     big = os.path.join(tmp, "mixed-two-hosts")
     subprocess.run([sys.executable, os.path.join(src, "bench", "gen_logs.py"), "--out", big,
                     "--mb", "12", "--hosts", "2", "--profile", "mixed"], check=True,
