@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The 12,500-host deployment run (issue 14; docs/deploy-benchmarks.md). Not a
+"""The 12,500-host deployment run (docs/deploy-benchmarks.md). Not a
 timed test. Real servers on loopback (tests/deploy/harness.py: free ports,
 temp dir, everything stopped at exit): Redis (AOF everysec), Alertmanager,
 --diagnosers `reflex watch --redis`, and --agents `reflex agent --stdin`

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scale figures of the deployment (issue 14; docs/deploy-benchmarks.md). Not
+"""Scale figures of the deployment (docs/deploy-benchmarks.md). Not
 a timed test. Real servers on loopback (tests/deploy/harness.py: free ports,
 temp dir, everything stopped at exit). A simulated cluster: --jobs jobs of 2
 hosts each (8 GPUs + 8 NICs a host, cloned from examples/incident-pcie's

@@ -7,8 +7,8 @@ Deterministic for a given --seed. Writes about --mb megabytes in total.
 The mix, and why (about 1% of all lines are matched by the shipped kb/):
 - kern.log (RFC 3164 syslog, ~55% of the bytes): benign chatter (systemd,
   sshd, cron, kubelet, containerd, UFW, EXT4, perf, mlx5 info) and, at
-  --fault-rate, fault lines in real formats (reference/domain.md §2-§5 and
-  reference/peers.md: Xid, AER, mlx5, NETDEV watchdog, NFS, hung task).
+  --fault-rate, fault lines in real formats (NVIDIA's Xid catalog, the kernel's AER,
+  mlx5, NETDEV watchdog, NFS and hung-task prints).
 - train.log (the job's stdout/stderr on that host, ~45%): NCCL INFO lines,
   PyTorch/Megatron application chatter (data loader, checkpointing, Python
   warnings, torch.distributed), app fault lines (NCCL WARN, PyTorch watchdog)
@@ -25,7 +25,7 @@ The mix, and why (about 1% of all lines are matched by the shipped kb/):
 No line kind the knowledge base matches is left out; only their rates are
 realistic.
 
---profile telemetry (issue 15: a node as it really logs) adds what the KB
+--profile telemetry (a node as it really logs) adds what the KB
 reads continuously: `nvidia-smi --query-gpu` CSV samples every second for
 each of the 8 GPUs (nvidia-smi.csv; mostly no throttle reason, so the
 signature's `when` rejects them; now and then a thermal reason that feeds

@@ -12,7 +12,7 @@ a count, the bundles they came from and one example. Each is a candidate for
 a new catalog row (from the emitter's source) and its signature.
 
 Usage:
-  scripts/mine_gaps.py --reflex build/tools/reflex/reflex --kb kb tests/realworld ../shared/realworld-dev
+  scripts/mine_gaps.py --reflex build/tools/reflex/reflex --kb kb tests/realworld tests/first-contact
 """
 
 import argparse

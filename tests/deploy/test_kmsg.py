@@ -1,5 +1,5 @@
-"""`reflex agent --kmsg` (issue 14: "/dev/kmsg (kernel transport, boot time
-known)"), from a file of records in the kmsg format (data/kmsg-records.txt,
+"""`reflex agent --kmsg` (the kernel's own records: kernel transport, boot time
+known), from a file of records in the kmsg format (data/kmsg-records.txt,
 real kernel lines; sources in data/kmsg-records.md):
   1. the events equal `reflex events` on the same lines written as kern.log
      (wall time = boot time + TS_USEC; a facility-user record is not kernel);

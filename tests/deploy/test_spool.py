@@ -1,5 +1,5 @@
-"""The agent's disk spool (issue 14: "buffers in bounded memory then on
-disk"). Redis is unreachable while more lines are written than the memory
+"""The agent's disk spool (the agent buffers in bounded memory then on
+disk). Redis is unreachable while more lines are written than the memory
 buffer holds: the events go to the spool (positions advance past them), and
 drain to Redis oldest first once it is back. Three modes:
   outage  Redis down, spool grows, Redis back: every event exactly once, spool empty.
@@ -77,7 +77,7 @@ def segments():
 
 
 def records(seg):
-    """(offset, length, id) of each record of a segment (agent_spool.h's format)."""
+    """(offset, length, id) of each record of a segment (reflex/deploy/spool.h's format)."""
     data, out, pos = open(seg, "rb").read(), [], 0
     while pos + 12 <= len(data):
         magic, n, _ = struct.unpack_from("<4sII", data, pos)

@@ -4,7 +4,7 @@
 Runs clang-tidy (the clang frontend: parse, Sema, template instantiation, every
 -Wall -Wextra -Werror warning of the compile command) over every translation
 unit of a clang-configured build tree's compile_commands.json, JOBS at a time,
-with one check on top: readability-function-size (issue 13: no function of
+with one check on top: readability-function-size (no function of
 120 lines or more, counted from its opening brace's line to its closing one's). Cheaper than a clang codegen build of the
 whole tree; the fuzz targets' libraries are also fully compiled by clang
 (-O1, ASan) in the same CI step.

@@ -4,8 +4,8 @@ and names of source files or documents the repository does not have.
 
 A comment says why, briefly, and what it points at must be there for the
 reader of this repository: an issue number means nothing once the issue is
-closed, `../shared/...` is not in a clone, and a comment naming `lower.cpp`
-when there is none sends a newcomer looking for it. Checked: the comments of
+closed, a path outside the repository is not in a clone, and a comment
+naming a source file that is gone sends a newcomer looking for it. Checked: the comments of
 C++ sources, Python, shell, CMake, Makefile and `.rfx` files. Printed as
 `file:line: ...`; `--self-test` shows the check failing on a small tree.
 """
@@ -104,6 +104,15 @@ def comments_hash(text):
                 break
 
 
+def comments_py(text):
+    """# comments and the lines of triple-quoted docstrings."""
+    yield from comments_hash(text)
+    for m in re.finditer(r'"""(.*?)"""', text, re.S):
+        first = text.count("\n", 0, m.start()) + 1
+        for k, part in enumerate(m.group(1).split("\n")):
+            yield first + k, part
+
+
 def repo_names(root):
     """Every file's basename and repository-relative path."""
     names = set()
@@ -143,6 +152,8 @@ def check(root, out=sys.stdout):
         for fn in sorted(filenames):
             if C_LIKE.search(fn):
                 extract = comments_c
+            elif fn.endswith(".py"):
+                extract = comments_py
             elif HASH_LIKE.search(fn):
                 extract = comments_hash
             else:
@@ -187,6 +198,7 @@ def self_test():
             "README.md": "# Tool\n## Usage\n",
             "src/k.rfx": "# from reference/domain.md; NCCL's socket.cc:518\npattern p = /a#b/\n",
             "CMakeLists.txt": 'set(X "# not a comment issue 5")\n',
+            "t.py": 'Q = 1\n' + '"' * 3 + 'A tool.\n\nSee issue 7.' + '"' * 3 + '\nx = "issue 8"\n',
         }
         for rel, text in files.items():
             with open(os.path.join(d, rel), "w") as f:
@@ -194,7 +206,7 @@ def self_test():
         buf = io.StringIO()
         n = check(d, out=buf)
         text = buf.getvalue()
-        ok = (n == 4 and 'src/b.h:2: comment names README, "Gone", a section it does not have' in text and "src/a.cpp:1: comment names an issue number (issue 13)" in text
+        ok = (n == 5 and "t.py:4: comment names an issue number (issue 7)" in text and 'src/b.h:2: comment names README, "Gone", a section it does not have' in text and "src/a.cpp:1: comment names an issue number (issue 13)" in text
               and "src/a.cpp:1: comment names lower.cpp" in text
               and "src/k.rfx:1: comment names a path outside the repository (reference/domain.md)" in text)
         print(text, end="")

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Parity with a peer's own test suite: leptonai/gpud's kernel-message matchers.
 
-Reads gpud's matcher cases (a TSV kept outside the project, see
-../shared/peer-parity/README.md), writes ONE temporary incident bundle with one
+Reads gpud's matcher cases (a TSV of leptonai/gpud's own test lines, kept
+beside the checkout and used in place), writes ONE temporary incident bundle with one
 host per case (hosts/case-<unique_id>/<file_fed>, spec interfaces.md §3), runs
 `reflex events` on it once and compares, per case, what Reflex recognized with
 gpud's verdict:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Crash test of `reflex watch --db` (issue 15): kill -9 at random points of a
+"""Crash test of `reflex watch --db`: kill -9 at random points of a
 fed stream, reopen the database, check nothing older than the commit interval
 was lost and the file is readable.
 
