@@ -12,6 +12,8 @@
 
 namespace reflex {
 
+class Topology;
+
 // One event as the diagnosis cites it.
 struct EventRef {
   std::string event;     // signature or latent name
@@ -36,6 +38,9 @@ struct ChainLink {
 
 struct RootCause {
   std::string device;
+  // The device's host (the topology's, or the host part of a placeholder id);
+  // "" for job, rank and cluster-level devices.
+  std::string host;
   std::string fault_class;  // standard class (interfaces.md §6)
   std::string subclass;     // the KB's finer class, "" when the class is standard
   std::string event;
@@ -59,8 +64,13 @@ struct RootCause {
   // which: the host stands in, and confidence is at most medium.
   bool device_unnamed = false;
   std::vector<ChainLink> chain;  // root first, trigger (or the symptom reached) last
-  int explains = 0;              // how many of the incident's symptoms it explains
-  std::string why;               // why it ranks where it does (text output)
+  // The other kinds of fault evidence on the root's device that `why` counts:
+  // one entry per kind (its first event; `count` = all of that kind), oldest first.
+  std::vector<EventRef> device_evidence;
+  // How many of the incident's job-level symptoms (`symptoms`) it explains:
+  // 0 when the incident has none (trigger null).
+  int explains = 0;
+  std::string why;  // why it ranks where it does (text output)
 };
 
 struct Diagnosis {
@@ -86,7 +96,15 @@ std::string diagnosis_to_json(const Diagnosis& d, int indent = 2);
 std::string diagnoses_to_json(const std::vector<Diagnosis>& ds, int indent = 2);
 std::string diagnosis_to_text(const Diagnosis& d);
 std::string diagnoses_to_text(const std::vector<Diagnosis>& ds);
+// JSON Lines: one incident's document (interfaces.md §5) a line, the principal
+// first; with several, each carries "principal".
+std::string diagnoses_to_jsonl(const std::vector<Diagnosis>& ds);
 std::string diagnoses_to_dot(const std::vector<Diagnosis>& ds);
+// A self-contained SVG (no scripts, no external fonts): per incident, the
+// devices as lanes grouped by host on a time axis, the evidence chain as
+// arrows, the root's PCIe subtree from `topo` (may be null) and a legend.
+// Every text from a log is escaped.
+std::string diagnoses_to_svg(const std::vector<Diagnosis>& ds, const Topology* topo);
 
 // "2026-03-05T10:41:12.000000Z", or "" when the time has no wall clock.
 std::string format_event_time(const EventTime& t);

@@ -57,6 +57,10 @@ json diag_json(const Diagnosis& d) {
   for (auto& r : d.root_causes) {
     json rj;
     rj["device"] = r.device;
+    if (r.host.empty())
+      rj["host"] = nullptr;
+    else
+      rj["host"] = r.host;
     rj["fault_class"] = r.fault_class;
     if (!r.subclass.empty()) rj["subclass"] = r.subclass;
     rj["event"] = r.event;
@@ -72,6 +76,9 @@ json diag_json(const Diagnosis& d) {
     if (r.latent) rj["latent"] = true;
     if (!r.basis.empty()) rj["basis"] = r.basis;
     rj["explains"] = r.explains;
+    json other = json::array();
+    for (auto& e : r.device_evidence) other.push_back(ref_json(e));
+    rj["device_evidence"] = std::move(other);
     json chain = json::array();
     for (auto& l : r.chain) {
       json lj = ref_json(l.ev);
@@ -138,6 +145,152 @@ std::string dot_escape(const std::string& s) {
   return o;
 }
 
+std::string score_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+std::string text_header(const Diagnosis& d) {
+  std::string s;
+  s += "Incident " + d.incident + " (revision " + std::to_string(d.revision) + ")";
+  if (!d.job.empty()) s += ", " + d.job;
+  if (d.symptoms) s += ", " + std::to_string(d.symptoms) + " symptom event(s)";
+  s += "\n";
+  if (d.trigger) {
+    s += "Trigger: " + d.trigger->event + " on " + d.trigger->device + " at " +
+         time_text(d.trigger->time) + "\n";
+    if (!d.trigger->evidence.empty())
+      s += "  " + d.trigger->evidence + ": " + one_line(d.trigger->line) + "\n";
+  } else {
+    s += "Trigger: none (no job-level symptom; fault evidence diagnosed on its own)\n";
+  }
+  return s;
+}
+
+std::string text_chain(const RootCause& r) {
+  std::string s = "  evidence chain (root first):\n";
+  for (size_t k = 0; k < r.chain.size(); ++k) {
+    const ChainLink& l = r.chain[k];
+    if (k > 0) {
+      char st[16];
+      std::snprintf(st, sizeof st, "%.2f", l.strength);
+      s += "      | " + l.rule + " (" + l.rule_name + "), " + l.relation + ", strength " + st +
+           (l.order_unknown ? ", order unknown (different clocks)" : "") + "\n";
+      s += "      v\n";
+    }
+    s += "    " + time_text(l.ev.time) + "  " + l.ev.event + " on " + l.ev.device;
+    if (l.ev.count > 1) s += " (x" + std::to_string(l.ev.count) + ")";
+    if (l.ev.latent) s += "  (hypothesised)";
+    s += "\n";
+    if (!l.ev.evidence.empty()) s += "        " + l.ev.evidence + ": " + one_line(l.ev.line) + "\n";
+  }
+  return s;
+}
+
+// The fault evidence on the root's device that `why` counts, shown rather than counted.
+std::string text_device_evidence(const RootCause& r) {
+  if (r.device_evidence.empty()) return "";
+  std::string s = "  other fault evidence on " + r.device + ":\n";
+  for (const EventRef& e : r.device_evidence) {
+    s += "    " + time_text(e.time) + "  " + e.event;
+    if (e.count > 1) s += " (x" + std::to_string(e.count) + ", first shown)";
+    s += "\n";
+    if (!e.evidence.empty()) s += "        " + e.evidence + ": " + one_line(e.line) + "\n";
+  }
+  return s;
+}
+
+std::string text_root(const RootCause& r) {
+  std::string s;
+  s += "\nRoot cause: " + r.device + "  [" + r.fault_class +
+       (r.subclass.empty() ? "" : "/" + r.subclass) + "]  score " + score_text(r.score) +
+       (r.confidence.empty() ? "" : ", confidence " + r.confidence) + "\n";
+  if (!r.host.empty() && r.host != r.device) s += "  host:        " + r.host + "\n";
+  s += "  event:       " + r.event +
+       (r.basis == "named_by_peer" ? " (named by its peers; no log of its own in this input)"
+        : r.latent                 ? " (hypothesised, no log line)"
+                                   : "") +
+       ", severity " + to_string(r.severity) + "\n";
+  if (!r.description.empty()) s += "  description: " + r.description + "\n";
+  if (!r.component.empty()) s += "  component:   " + r.component + "\n";
+  s += "  action:      " + (r.action.empty() ? std::string("(none given)") : r.action) + "\n";
+  if (!r.remediation.empty()) s += "  remediation: " + r.remediation + "\n";
+  if (!r.check.empty()) s += "  check:       " + r.check + "\n";
+  s += text_chain(r);
+  s += text_device_evidence(r);
+  s += "  why: " + r.why + "\n";
+  return s;
+}
+
+// One incident without its notes (text_notes says them).
+std::string text_body(const Diagnosis& d) {
+  std::string s = text_header(d);
+  if (d.root_causes.empty()) s += "\nNo root cause found.\n";
+  for (size_t i = 0; i < d.root_causes.size(); ++i) {
+    const RootCause& r = d.root_causes[i];
+    if (i == 0) {
+      s += text_root(r);
+      continue;
+    }
+    if (i == 1) s += "\nAlternatives (ranked lower):\n";
+    s += "  " + std::to_string(i + 1) + ". " + r.device + "  [" + r.fault_class + "] " + r.event +
+         "  score " + score_text(r.score) + "\n";
+    s += "     why lower: " + r.why + "\n";
+  }
+  if (!d.next_check.empty()) s += "\nNext check: " + d.next_check + "\n";
+  if (!d.unexplained.empty()) {
+    s += "\nUnexplained symptoms:\n";
+    for (auto& u : d.unexplained)
+      s += "  " + time_text(u.time) + "  " + u.event + " on " + u.device +
+           (u.evidence.empty() ? "" : "  (" + u.evidence + ")") + "\n";
+  }
+  if (!d.eviction_set.empty()) {
+    s += "\nEviction set:";
+    for (auto& e : d.eviction_set) s += " " + e;
+    s += "\n";
+  } else if (!d.root_causes.empty()) {
+    s += "\nEviction set: none (the root cause is not a hardware fault to drain; see its action)\n";
+  }
+  return s;
+}
+
+// The notes of all incidents, each once, in order of first appearance; a note
+// that only some of several incidents carry names them.
+std::vector<std::string> collect_notes(const std::vector<Diagnosis>& ds) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<size_t>> where;
+  for (size_t i = 0; i < ds.size(); ++i)
+    for (const std::string& n : ds[i].notes) {
+      auto& w = where[n];
+      if (w.empty()) order.push_back(n);
+      if (w.empty() || w.back() != i) w.push_back(i);
+    }
+  std::vector<std::string> out;
+  for (const std::string& n : order) {
+    const auto& w = where[n];
+    if (ds.size() == 1 || w.size() == ds.size()) {
+      out.push_back(one_line(n, 400));
+      continue;
+    }
+    std::string tag;
+    for (size_t i : w) tag += (tag.empty() ? "" : ", ") + ds[i].incident;
+    out.push_back(one_line(n, 400) + " (" + tag + ")");
+  }
+  return out;
+}
+
+constexpr size_t kTextNotes = 5;
+
+std::string text_notes(const std::vector<std::string>& notes) {
+  if (notes.empty()) return "";
+  std::string s = "\nNotes:\n";
+  for (size_t i = 0; i < notes.size() && i < kTextNotes; ++i) s += "  - " + notes[i] + "\n";
+  if (notes.size() > kTextNotes)
+    s += "  - " + std::to_string(notes.size() - kTextNotes) + " more (--format json lists all)\n";
+  return s;
+}
+
 }  // namespace
 
 std::string format_event_time(const EventTime& t) {
@@ -179,89 +332,30 @@ std::string diagnoses_to_json(const std::vector<Diagnosis>& ds, int indent) {
 }
 
 std::string diagnosis_to_text(const Diagnosis& d) {
-  std::string s;
-  s += "Incident " + d.incident + " (revision " + std::to_string(d.revision) + ")";
-  if (!d.job.empty()) s += ", " + d.job;
-  if (d.symptoms) s += ", " + std::to_string(d.symptoms) + " symptom event(s)";
-  s += "\n";
-  if (d.trigger) {
-    s += "Trigger: " + d.trigger->event + " on " + d.trigger->device + " at " +
-         time_text(d.trigger->time) + "\n";
-    if (!d.trigger->evidence.empty())
-      s += "  " + d.trigger->evidence + ": " + one_line(d.trigger->line) + "\n";
-  } else {
-    s += "Trigger: none (no job-level symptom; fault evidence diagnosed on its own)\n";
-  }
-  if (d.root_causes.empty()) s += "\nNo root cause found.\n";
-  for (size_t i = 0; i < d.root_causes.size(); ++i) {
-    const RootCause& r = d.root_causes[i];
-    char score[32];
-    std::snprintf(score, sizeof score, "%.3f", r.score);
-    if (i == 0) {
-      s += "\nRoot cause: " + r.device + "  [" + r.fault_class +
-           (r.subclass.empty() ? "" : "/" + r.subclass) + "]  score " + score +
-           (r.confidence.empty() ? "" : ", confidence " + r.confidence) + "\n";
-      s += "  event:       " + r.event +
-           (r.basis == "named_by_peer" ? " (named by its peers; no log of its own in this input)"
-            : r.latent                 ? " (hypothesised, no log line)"
-                                       : "") +
-           ", severity " + to_string(r.severity) + "\n";
-      if (!r.description.empty()) s += "  description: " + r.description + "\n";
-      if (!r.component.empty()) s += "  component:   " + r.component + "\n";
-      s += "  action:      " + (r.action.empty() ? std::string("(none given)") : r.action) + "\n";
-      if (!r.remediation.empty()) s += "  remediation: " + r.remediation + "\n";
-      s += "  evidence chain (root first):\n";
-      for (size_t k = 0; k < r.chain.size(); ++k) {
-        const ChainLink& l = r.chain[k];
-        if (k > 0) {
-          char st[16];
-          std::snprintf(st, sizeof st, "%.2f", l.strength);
-          s += "      | " + l.rule + " (" + l.rule_name + "), " + l.relation + ", strength " + st +
-               (l.order_unknown ? ", order unknown (different clocks)" : "") + "\n";
-          s += "      v\n";
-        }
-        s += "    " + time_text(l.ev.time) + "  " + l.ev.event + " on " + l.ev.device;
-        if (l.ev.count > 1) s += " (x" + std::to_string(l.ev.count) + ")";
-        if (l.ev.latent) s += "  (hypothesised)";
-        s += "\n";
-        if (!l.ev.evidence.empty())
-          s += "        " + l.ev.evidence + ": " + one_line(l.ev.line) + "\n";
-      }
-      s += "  why: " + r.why + "\n";
-    } else {
-      if (i == 1) s += "\nAlternatives (ranked lower):\n";
-      s += "  " + std::to_string(i + 1) + ". " + r.device + "  [" + r.fault_class + "] " + r.event +
-           "  score " + score + "\n";
-      s += "     why lower: " + r.why + "\n";
-    }
-  }
-  if (!d.next_check.empty()) s += "\nNext check: " + d.next_check + "\n";
-  if (!d.unexplained.empty()) {
-    s += "\nUnexplained symptoms:\n";
-    for (auto& u : d.unexplained)
-      s += "  " + time_text(u.time) + "  " + u.event + " on " + u.device +
-           (u.evidence.empty() ? "" : "  (" + u.evidence + ")") + "\n";
-  }
-  if (!d.eviction_set.empty()) {
-    s += "\nEviction set:";
-    for (auto& e : d.eviction_set) s += " " + e;
-    s += "\n";
-  } else if (!d.root_causes.empty()) {
-    s += "\nEviction set: none (the root cause is not a hardware fault to drain; see its action)\n";
-  }
-  if (!d.notes.empty()) {
-    s += "\nNotes:\n";
-    for (auto& n : d.notes) s += "  - " + n + "\n";
-  }
-  return s;
+  return text_body(d) + text_notes(collect_notes({d}));
 }
 
 std::string diagnoses_to_text(const std::vector<Diagnosis>& ds) {
   if (ds.empty()) return "No incident.\n";
   std::string s;
+  if (ds.size() > 1)
+    s += std::to_string(ds.size()) + " independent incidents, the principal one first.\n\n";
   for (size_t i = 0; i < ds.size(); ++i) {
     if (i) s += "\n" + std::string(72, '-') + "\n\n";
-    s += diagnosis_to_text(ds[i]);
+    s += text_body(ds[i]);
+  }
+  // The run's notes (topology, input) are in every incident: said once, after all of them.
+  if (ds.size() > 1) s += "\n" + std::string(72, '-') + "\n";
+  return s + text_notes(collect_notes(ds));
+}
+
+std::string diagnoses_to_jsonl(const std::vector<Diagnosis>& ds) {
+  if (ds.empty()) return diagnoses_to_json(ds, -1) + "\n";
+  std::string s;
+  for (size_t i = 0; i < ds.size(); ++i) {
+    json one = diag_json(ds[i]);
+    if (ds.size() > 1) one["principal"] = i == 0;
+    s += dump(one, -1) + "\n";
   }
   return s;
 }

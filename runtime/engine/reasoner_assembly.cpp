@@ -168,7 +168,9 @@ Diagnosis DiagnosisAssembly::diagnose(const std::vector<uint32_t>& syms_in,
   g_.sort_nodes(syms);
   if (!null_trigger && !syms.empty()) {
     d.trigger = g_.ref_of(syms[0]);
-    d.symptoms = static_cast<int>(syms.size());
+    // The symptoms no rooted incident explains that joined this one count
+    // too: `explains` is out of all the symptoms the incident lists.
+    d.symptoms = static_cast<int>(syms.size() + extra_unexplained.size());
     std::string jk = job_key(ix_, g_.nodes[syms[0]].ev, topo_);
     if (jk.rfind("job/", 0) == 0) d.job = jk;
   }
@@ -184,7 +186,8 @@ Diagnosis DiagnosisAssembly::diagnose(const std::vector<uint32_t>& syms_in,
     EventRef root = g_.ref_of(sc.node);
     // Repeats of one event on one device are one candidate (the best of them).
     if (!listed_roots.insert({root.device, root.event}).second) continue;
-    RootCause rc = root_cause(sc, root, syms.size(), fallback, &order_unknown);
+    RootCause rc = root_cause(sc, root, syms.size() + extra_unexplained.size(), fallback,
+                              null_trigger, &order_unknown);
     for (auto& l : rc.chain)
       if (!l.ev.time.wall && !l.ev.latent) nowall_in_chain = true;
     d.root_causes.push_back(std::move(rc));
@@ -209,7 +212,7 @@ Diagnosis DiagnosisAssembly::diagnose(const std::vector<uint32_t>& syms_in,
 // One listed root cause: the KB's text for it (the signature's, or the
 // latent's) expanded for its device, its score's wording and its chain.
 RootCause DiagnosisAssembly::root_cause(const Scored& sc, const EventRef& root, size_t symptoms,
-                                        bool fallback, bool* order_unknown) {
+                                        bool fallback, bool null_trigger, bool* order_unknown) {
   RootCause rc;
   const GNode& g = g_.nodes[sc.node];
   std::optional<Event> root_ev;  // rebuilt from the index
@@ -271,10 +274,25 @@ RootCause DiagnosisAssembly::root_cause(const Scored& sc, const EventRef& root, 
     rc.action = "first fetch the kernel log and the ranks' output of " +
                 (host.empty() ? rc.device : host) + "; if they confirm it: " + rc.action;
   }
-  rc.explains = sc.covered;
-  rc.why = rank_.score_why(sc, symptoms, fallback);
+  // Without a job-level symptom the root explains fault events, not
+  // symptoms: `explains` counts what `symptoms` counts (none), `why` the events.
+  rc.explains = null_trigger ? 0 : sc.covered;
+  rc.why = rank_.score_why(sc, symptoms, fallback, null_trigger ? "fault event" : "symptom");
+  rc.host = host_of(rc.device);
+  rc.device_evidence = g_.device_evidence(sc.node);
   rc.chain = chain_of(sc, root, order_unknown);
   return rc;
+}
+
+// The host a person logs into for `device`: the topology's, else the host part
+// of a placeholder id; "" for job, rank and cluster devices.
+std::string DiagnosisAssembly::host_of(const std::string& device) const {
+  const DeviceIdView id = DeviceIdView::parse(device);
+  if (!id.valid || id.kind == DeviceKind::job || id.kind == DeviceKind::rank ||
+      id.kind == DeviceKind::fabric_switch || id.kind == DeviceKind::storage)
+    return "";
+  if (auto info = topo_.device(device); info && !info->host.empty()) return info->host;
+  return std::string(id.host);
 }
 
 std::vector<ChainLink> DiagnosisAssembly::chain_of(const Scored& sc, const EventRef& root,

@@ -30,7 +30,8 @@ class DiagnosisAssembly {
 
  private:
   RootCause root_cause(const Scored& sc, const EventRef& root, size_t symptoms, bool fallback,
-                       bool* order_unknown);
+                       bool null_trigger, bool* order_unknown);
+  std::string host_of(const std::string& device) const;
   std::string most_specific_device(const Event& ev, const std::string& dev) const;
   std::vector<ChainLink> chain_of(const Scored& sc, const EventRef& root,
                                   bool* order_unknown) const;

@@ -92,6 +92,47 @@ int IncidentGraph::independent_evidence(uint32_t n) const {
   return count;
 }
 
+std::vector<EventRef> IncidentGraph::device_evidence(uint32_t n) const {
+  std::vector<EventRef> out;
+  const GNode& g = nodes[n];
+  if (g.hyp >= 0) return out;
+  const Rec& r = ix.rec(g.ev);
+  int64_t span = static_cast<int64_t>(std::max(3600.0, ki.max_window_s) * 1e6);
+  std::vector<uint32_t> firsts;
+  std::vector<uint64_t> counts;
+  for (uint32_t cn : device_fault_names) {
+    if (cn == r.name) continue;
+    auto* v = ix.by_name_device(cn, r.device);
+    if (!v) continue;
+    uint32_t first = kNone;
+    uint64_t count = 0;
+    for (uint32_t i : *v) {
+      const Rec& o = ix.rec(i);
+      if (o.has_wall() && r.has_wall() && std::llabs(o.lo - r.lo) > span) continue;
+      if (first == kNone || ix.before(i, first)) first = i;
+      count += std::max<uint64_t>(1, ix.count(i));
+    }
+    if (first == kNone) continue;
+    firsts.push_back(first);
+    counts.push_back(count);
+  }
+  std::vector<size_t> order(firsts.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return ix.before(firsts[a], firsts[b]); });
+  for (size_t k : order) {
+    EventRef e;
+    e.event = ix.name(firsts[k]);
+    e.device = ix.device(firsts[k]);
+    e.time = ix.time(firsts[k]);
+    e.evidence = ix.evidence(firsts[k]);
+    e.line = ix.line(firsts[k]);
+    e.count = counts[k];
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 uint64_t IncidentGraph::occurrences(uint32_t n) const {
   const GNode& g = nodes[n];
   if (g.hyp >= 0) return static_cast<uint64_t>(nodes[n].out.size());

@@ -84,6 +84,9 @@ struct IncidentGraph {
   void sort_nodes(std::vector<uint32_t>& v) const;
   Severity node_severity(uint32_t n) const;
   int independent_evidence(uint32_t n) const;
+  // The events independent_evidence() counts, one per kind (the first, with
+  // `count` = all of that kind in the span), oldest first.
+  std::vector<EventRef> device_evidence(uint32_t n) const;
   uint64_t occurrences(uint32_t n) const;
   EventRef ref_of(uint32_t n) const;
   int nature_rank(const std::string& nature) const;

@@ -233,7 +233,8 @@ Scored Ranker::score_root(uint32_t r, const std::vector<uint32_t>& syms, const P
   return sc;
 }
 
-std::string Ranker::score_why(const Scored& sc, size_t symptoms, bool fallback) const {
+std::string Ranker::score_why(const Scored& sc, size_t symptoms, bool fallback,
+                              const char* what) const {
   const double pbest = sc.pbest;
   const Severity sev = sc.sev;
   const int extra = sc.extra, rival_of = sc.rival_of;
@@ -242,9 +243,9 @@ std::string Ranker::score_why(const Scored& sc, size_t symptoms, bool fallback) 
   auto sy = g_.sympathetic_to.find(sc.node);
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "explains %d of %zu symptom%s; chain strength %.2f; severity %s; %d other "
+                "explains %d of %zu %s%s; chain strength %.2f; severity %s; %d other "
                 "kind%s of fault evidence on the device",
-                sc.covered, symptoms, symptoms == 1 ? "" : "s", pbest, to_string(sev), extra,
+                sc.covered, symptoms, what, symptoms == 1 ? "" : "s", pbest, to_string(sev), extra,
                 extra == 1 ? "" : "s");
   std::string why = buf;
   if (fallback) why += "; not connected to the symptom by any rule";

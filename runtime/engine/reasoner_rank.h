@@ -35,7 +35,10 @@ class Ranker {
   // *covered_all (by node) each symptom some root explains.
   std::vector<Scored> rank(const std::vector<uint32_t>& roots, const std::vector<uint32_t>& syms,
                            bool fallback, bool null_trigger, std::vector<uint8_t>* covered_all);
-  std::string score_why(const Scored& sc, size_t symptoms, bool fallback) const;
+  // `what` names what `symptoms` counts: "symptom", or "fault event" when the
+  // incident has no job-level symptom and its fault evidence was diagnosed.
+  std::string score_why(const Scored& sc, size_t symptoms, bool fallback,
+                        const char* what = "symptom") const;
 
  private:
   // Per node: best path product from the root (< 0: not reached) and the edge

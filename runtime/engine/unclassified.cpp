@@ -100,6 +100,7 @@ void add_unclassified_roots(std::vector<Diagnosis>* ds, const IngestStats& st, c
       continue;
     RootCause rc;
     rc.device = dev;
+    if (auto info = topo.device(dev)) rc.host = info->host;
     rc.fault_class = "unclassified";
     rc.event = u.suspect;
     rc.score = 0.1 / static_cast<double>(d.root_causes.size() + 1);

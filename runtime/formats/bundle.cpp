@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <tuple>
@@ -377,9 +379,10 @@ std::vector<HostDir> list_hosts(const fs::path& hosts, const NoteFn& note, Forma
   return dirs;
 }
 
-// The year for year-less formats: the first line with a full date, else a boot_time.
+// The year for year-less formats: the first line with a full date, else a
+// boot_time. *from names it ("hosts/a/x.log:3").
 void bundle_year(const std::vector<HostDir>& dirs, std::optional<int>* year,
-                 std::optional<int64_t>* ref_us) {
+                 std::optional<int64_t>* ref_us, std::string* from) {
   auto empty = Topology::empty();
   LineParserImpl p(*empty, FormatOptions{}, nullptr);
   LogRecord rec;
@@ -389,6 +392,7 @@ void bundle_year(const std::vector<HostDir>& dirs, std::optional<int>* year,
       if (!r.ok() || r.looks_binary()) continue;
       FileContext ctx;
       ctx.host_dir = h.name;
+      ctx.file = "hosts/" + h.name + "/" + rel;  // a bug report's header is read as such
       p.begin_file(ctx);
       std::string_view line;
       bool cut;
@@ -397,6 +401,7 @@ void bundle_year(const std::vector<HostDir>& dirs, std::optional<int>* year,
             p.dated_year() >= 2000) {
           *year = p.dated_year();
           *ref_us = rec.time.wall;
+          *from = ctx.file + ":" + std::to_string(n + 1);
           return;
         }
       }
@@ -406,8 +411,43 @@ void bundle_year(const std::vector<HostDir>& dirs, std::optional<int>* year,
     if (h.boot_time_us) {
       *year = year_of_us(*h.boot_time_us);
       *ref_us = h.boot_time_us;
+      *from = "hosts/" + h.name + "/boot_time";
       return;
     }
+}
+
+// The year a file was last written, when plausible (2000 or later): the year
+// of last resort for a capture without a dated line.
+std::optional<int> mtime_year(const fs::path& p) {
+  std::error_code ec;
+  const auto t = fs::last_write_time(p, ec);
+  if (ec) return std::nullopt;
+  const auto secs = std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::file_clock::to_sys(t).time_since_epoch())
+                        .count();
+  if (secs < 946684800) return std::nullopt;
+  return year_of_us(int64_t(secs) * kUsPerSec);
+}
+
+// The bundle-wide year and zone: `<bundle>/year` (written for --year) and
+// `<bundle>/timezone` (for --timezone; the zone of hosts without their own).
+struct BundleDefaults {
+  std::optional<int> year;
+  std::string timezone;
+};
+
+BundleDefaults bundle_defaults(const fs::path& root, const NoteFn& note) {
+  BundleDefaults d;
+  std::error_code ec;
+  if (fs::is_regular_file(root / "year", ec)) {
+    std::string v = read_small_file(root / "year");
+    if (v.size() == 4 && std::all_of(v.begin(), v.end(), [](char c) { return is_digit(c); }))
+      d.year = std::stoi(v);
+    else
+      note("the bundle's year file holds '" + v.substr(0, 16) + "', not a year; ignored");
+  }
+  if (fs::is_regular_file(root / "timezone", ec)) d.timezone = read_small_file(root / "timezone");
+  return d;
 }
 
 // The host's timezone as a fixed offset at the bundle's dates; *why when unknown.
@@ -443,11 +483,22 @@ bool plan_bundle(const std::string& bundle_dir, BundlePlan* plan, FormatStats* s
       return fail(bundle_dir + ": not an incident bundle (no hosts/ directory)");
     std::vector<HostDir> dirs = list_hosts(hosts, note, stats, ec);
     if (ec) return fail(bundle_dir + "/hosts: " + ec.message());
+    const BundleDefaults given = bundle_defaults(root, note);
     std::optional<int> year;
     std::optional<int64_t> ref_us;
-    bundle_year(dirs, &year, &ref_us);
+    std::string year_from, year_note;
+    if (given.year) {
+      year = given.year;
+      year_note = "year-less times take the year " + std::to_string(*year) + " given (--year)";
+    } else {
+      bundle_year(dirs, &year, &ref_us, &year_from);
+      if (year)
+        year_note = "year-less times take the year " + std::to_string(*year) + " from " +
+                    year_from + " (the bundle's first dated line; --year sets it)";
+    }
     plan->files.clear();
-    for (const auto& h : dirs) {
+    for (auto& h : dirs) {
+      if (h.timezone.empty()) h.timezone = given.timezone;
       std::string why;
       int tz = host_offset(h, year, ref_us, &why);
       // The note is said where the sequential walk reaches the host.
@@ -462,13 +513,60 @@ bool plan_bundle(const std::string& bundle_dir, BundlePlan* plan, FormatStats* s
         f.ctx.boot_time_us = h.boot_time_us;
         f.ctx.tz_offset_s = tz;
         f.ctx.year = year;
+        f.ctx.year_fixed = given.year.has_value();
+        f.ctx.year_note = year_note;
         f.path = (h.path / rel).string();
+        if (!year) {
+          // No dated line anywhere: the year the file was written, said per file.
+          f.ctx.year = mtime_year(f.path);
+          if (f.ctx.year)
+            f.ctx.year_note = "year " + std::to_string(*f.ctx.year) + " for " + f.ctx.file +
+                              " from its modification time (no dated line in the input; "
+                              "--year sets it)";
+        }
       }
     }
     return true;
   } catch (const std::exception& e) {
     return fail(bundle_dir + ": " + e.what());
   }
+}
+
+std::optional<NamedHost> host_named_in(const std::string& path, const std::string& name) {
+  LineReader r(path, kPrescanRead);
+  if (!r.ok() || r.looks_binary()) return std::nullopt;
+  auto empty = Topology::empty();
+  LineParserImpl p(*empty, FormatOptions{}, nullptr);
+  FileContext ctx;
+  ctx.file = name;  // no directory: only a host field names a host
+  p.begin_file(ctx);
+  std::map<std::string, size_t> named;
+  std::string uname_host;
+  LogRecord rec;
+  std::string_view line;
+  bool cut;
+  for (size_t n = 0; n < kPrescanLines && r.next(&line, &cut); ++n) {
+    if (!p.parse(line, n + 1, &rec) || rec.host.empty()) continue;
+    ++named[rec.host];
+    if (uname_host.empty() && p.in_bug_report() && line.substr(0, 7) == "uname: ")
+      uname_host = rec.host;
+  }
+  if (named.empty()) return std::nullopt;
+  NamedHost h;
+  h.hosts = named.size();
+  if (!uname_host.empty()) {
+    h.host = uname_host;
+    h.how = "the bug report's uname line";
+    return h;
+  }
+  size_t best = 0;
+  for (const auto& [host, count] : named)
+    if (count > best) {
+      best = count;
+      h.host = host;
+    }
+  h.how = "the lines' host field";
+  return h;
 }
 
 void add_note(FormatStats* stats, std::string n) {

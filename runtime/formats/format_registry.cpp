@@ -23,7 +23,8 @@ namespace {
 //   10-digit number would also start the others.
 // - ' ': a SEL line ("   1 | ...") before Megatron's indented ISO time.
 // - letters: a BSD syslog time ("Mar  5 ...") before dmesg -x facilities,
-//   the nvidia-smi header, glog, a bare "kernel: " tag and talosctl dmesg.
+//   the nvidia-smi header, glog, capture headers ("Timestamp : ...", a
+//   bug report's "Date:"), a bare "kernel: " tag and talosctl dmesg.
 // - any byte: a syslog line quoted inside other text, when nothing else matched.
 constexpr Recogniser kRegistry[] = {
     {"dmesg_stamp", kBracket, &dmesg_stamp},
@@ -46,6 +47,7 @@ constexpr Recogniser kRegistry[] = {
     {"dmesg_facility", kAlpha, &dmesg_facility},
     {"tool_nvsmi_csv_header", kAlpha, &tool_nvsmi_csv_header},
     {"app_glog", kAlpha, &app_glog},
+    {"tool_header_time", kAlpha, &tool_header_time},
     {"syslog_kernel_tag", kAlpha, &syslog_kernel_tag},
     {"talos_dmesg", kDigit | kAlpha, &talos_dmesg},
     {"tool_epoch_counter", kDigit, &tool_epoch_counter},

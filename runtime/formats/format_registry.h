@@ -90,6 +90,9 @@ RecogniseFn tool_nvsmi_csv_row;     // "2024/03/05 10:11:12.123, 0, ..."
 RecogniseFn tool_nvsmi_csv_header;  // "timestamp, index, name, ..."
 RecogniseFn tool_ipmi_sel;          // "   1 | 03/05/2024 | 10:11:12 | ..."
 RecogniseFn tool_epoch_counter;     // "1709633472 /sys/class/infiniband/..."
+// fmt_headers.cpp: header lines that date a capture or name its host.
+RecogniseFn
+    tool_header_time;  // "Timestamp : Fri Dec 09 02:27:00 2016", bug report "Date:"/"uname:"
 
 }  // namespace formats
 }  // namespace reflex

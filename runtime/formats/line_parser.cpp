@@ -167,7 +167,7 @@ void LineParserImpl::begin_file(FileContext c) {
   cri.pending = false;
   field_cache_key.clear();
   field_cache_valid = false;
-  noted_no_boot = noted_no_year = false;
+  noted_no_boot = noted_no_year = noted_year_source = false;
   file_kernel_capture = kernel_capture_name(ctx.file);
   capture_cmd_kernel = false;
   {
@@ -223,11 +223,20 @@ bool LineParserImpl::known_host_token(std::string_view tok) {
 
 int LineParserImpl::year_for(int month) {
   // Year-less formats: the file's own previous dated line, else the bundle's
-  // year; December -> January in one file moves to the next year.
-  int base = file_year ? file_year : ctx.year.value_or(0);
+  // year (a given --year beats both); December -> January in one file moves
+  // to the next year.
+  const bool given = ctx.year_fixed && ctx.year;
+  int base = given ? *ctx.year : file_year ? file_year : ctx.year.value_or(0);
   if (rollover_month == 12 && month == 1) ++year_bump;
   rollover_month = month;
   if (!base) return 0;
+  if ((given || !file_year) && !noted_year_source && !ctx.year_note.empty()) {
+    // Where an inferred year came from, said once per file and deduplicated
+    // by text, not through `noted`: a parser that reads files out of walk
+    // order (--threads) must still say it in the first file that uses it.
+    noted_year_source = true;
+    add_note(stats, ctx.year_note);
+  }
   return base + year_bump;
 }
 

@@ -27,6 +27,8 @@ class LineParserImpl {
   const FormatOptions& options() const { return opts; }
   const FileContext& file() const { return ctx; }
   FormatStats& counters() { return *stats; }
+  // The file is an nvidia-bug-report.log (its header names the date and host).
+  bool in_bug_report() const { return bug_report; }
   // The previous timed line's time in this file, nullptr before the first.
   const EventTime* previous_time() const { return have_time ? &last_time : nullptr; }
   // The host named by a syslog/journal field (topology, else the directory).
@@ -90,7 +92,7 @@ class LineParserImpl {
   // Host field -> resolved host, for consecutive lines of one host.
   std::string field_cache_key, field_cache_host;
   bool field_cache_valid = false, field_cache_known = false;
-  bool noted_no_boot = false, noted_no_year = false;
+  bool noted_no_boot = false, noted_no_year = false, noted_year_source = false;
   std::string probe_key;
   bool probe_valid = false, probe_known = false;
 };

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,11 +40,14 @@ std::string slurp_fd(int fd) {
   return s;
 }
 
+// Environment changes for a child: a value sets the variable, nullopt unsets it.
+using Env = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
 // A child process with pipes on stdin/stdout/stderr.
 struct Proc {
   pid_t pid = -1;
   int in = -1, out = -1, err = -1;
-  explicit Proc(const std::vector<std::string>& args) {
+  explicit Proc(const std::vector<std::string>& args, const Env& env = {}) {
     int pi[2], po[2], pe[2];
     if (pipe(pi) || pipe(po) || pipe(pe)) return;
     pid = fork();
@@ -52,6 +56,8 @@ struct Proc {
       dup2(po[1], 1);
       dup2(pe[1], 2);
       for (int fd : {pi[0], pi[1], po[0], po[1], pe[0], pe[1]}) close(fd);
+      for (const auto& [name, value] : env)
+        value ? setenv(name.c_str(), value->c_str(), 1) : unsetenv(name.c_str());
       std::vector<char*> av;
       for (auto& a : args) av.push_back(const_cast<char*>(a.c_str()));
       av.push_back(nullptr);
@@ -600,4 +606,124 @@ TEST(Cli, WatchSigtermDiagnosesOpenIncidentsAndSighupReloads) {
                                            ? 0
                                            : r.out.rfind('\n', r.out.size() - 2) + 1));
   EXPECT_EQ(last["root_causes"][0]["device"], pcie(1, 3));
+}
+
+// Defaults and exit codes (docs/cli.md "Defaults and exit codes").
+namespace {
+const Env kNoKbEnv = {{"REFLEX_KB", std::nullopt}};
+
+Result run_env(const std::string& exe, std::vector<std::string> args, const Env& env) {
+  args.insert(args.begin(), exe);
+  return Proc(args, env).wait();
+}
+
+// A bundle with two watchdog timeouts and no fault evidence: no root cause.
+void symptoms_only_bundle(const fs::path& dir) {
+  write(dir / "topology.json", topo_json(1, {{"job-1", {0}}}));
+  write(dir / "hosts/node-0/train.log",
+        "2026-03-05 10:02:11 [INFO] training started\n" + watchdog(0) + watchdog(1));
+}
+}  // namespace
+
+TEST(CliDefaults, KbFromTheEnvironment) {
+  TempDir d;
+  cascade_bundle(d.path, 2, 1, 5);
+  Result r = run_env(kReflex, {"diagnose", d.path.string()}, {{"REFLEX_KB", kKb}});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["root_causes"][0]["device"], pcie(1, 5));
+  EXPECT_NE(r.err.find("knowledge base " + kKb + " (from REFLEX_KB)"), std::string::npos) << r.err;
+  // --kb wins over REFLEX_KB; a REFLEX_KB that names nothing is bad input.
+  Result k = run_env(kReflex, {"diagnose", "--kb", kKb, d.path.string()}, {{"REFLEX_KB", "/no"}});
+  EXPECT_EQ(k.rc, 0) << k.err;
+  EXPECT_EQ(run_env(kReflex, {"events", d.path.string()}, {{"REFLEX_KB", "/no/kb"}}).rc, 2);
+}
+
+TEST(CliDefaults, KbOfTheBuildTree) {
+  Result r = run_env(kReflex,
+                     {"diagnose", "--format", "text", REFLEX_SOURCE_DIR "/examples/incident-pcie"},
+                     kNoKbEnv);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("Root cause: node-0018/pcie/0000:5c:00.0"), std::string::npos) << r.out;
+  // The build's compiled kb/, or kb/ itself when a source is newer.
+  const bool artifact =
+      r.err.find("share/reflex/kb.rfxkb (compiled by this build") != std::string::npos;
+  const bool sources = r.err.find("knowledge base " REFLEX_SOURCE_DIR "/kb (") != std::string::npos;
+  EXPECT_TRUE(artifact || sources) << r.err;
+  Result h = run_env(kReflex, {"diagnose", "--help"}, kNoKbEnv);
+  EXPECT_NE(h.out.find("default: $REFLEX_KB, else "), std::string::npos) << h.out;
+}
+
+TEST(CliDefaults, KbBesideACopiedBinaryOrNone) {
+  // A binary outside its build tree looks only at BINDIR/../share/reflex.
+  const fs::path root =
+      fs::path(kReflex).parent_path() / ("kb-default-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "bin");
+  struct Gone {
+    fs::path p;
+    ~Gone() { fs::remove_all(p); }
+  } gone{root};
+  const std::string exe = (root / "bin/reflex").string();
+  std::error_code ec;
+  fs::create_hard_link(kReflex, exe, ec);
+  if (ec) fs::copy_file(kReflex, exe);
+  TempDir d;
+  cascade_bundle(d.path, 2, 1, 5);
+  Result none = run_env(exe, {"diagnose", d.path.string()}, kNoKbEnv);
+  EXPECT_EQ(none.rc, 2);
+  EXPECT_TRUE(none.out.empty());
+  EXPECT_NE(none.err.find("no knowledge base"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find((root / "share/reflex/kb.rfxkb").string()), std::string::npos)
+      << none.err;
+  fs::create_directories(root / "share/reflex");
+  fs::copy(kKb, root / "share/reflex/kb", fs::copy_options::recursive);
+  Result found = run_env(exe, {"diagnose", d.path.string()}, kNoKbEnv);
+  EXPECT_EQ(found.rc, 0) << found.err;
+  EXPECT_NE(found.err.find((root / "share/reflex/kb").string()), std::string::npos) << found.err;
+}
+
+TEST(CliDefaults, ExitCodeOptIn) {
+  TempDir d, q("-q"), e("-e");
+  cascade_bundle(d.path, 1, 0, 0);
+  symptoms_only_bundle(q.path);
+  write(e.path / "hosts/node-0/train.log", "2026-03-05 10:02:11 [INFO] training started\n");
+  auto rc = [](std::vector<std::string> a) {
+    a.insert(a.begin() + 1, {"--kb", kKb});
+    return run(a).rc;
+  };
+  EXPECT_EQ(rc({"diagnose", "--exit-code", d.path.string()}), 0);  // a root cause
+  EXPECT_EQ(rc({"diagnose", "--exit-code", q.path.string()}), 1);  // none
+  EXPECT_EQ(rc({"diagnose", q.path.string()}), 0);                 // without the flag: 0
+  EXPECT_EQ(rc({"diagnose", "--exit-code", (d.path / "nope").string()}), 2);
+  EXPECT_EQ(rc({"events", "--exit-code", d.path.string()}), 0);  // events recognized
+  EXPECT_EQ(rc({"events", "--exit-code", e.path.string()}), 1);  // nothing recognized
+  EXPECT_EQ(rc({"events", e.path.string()}), 0);
+  EXPECT_EQ(rc({"events", "--exit-code", (d.path / "nope").string()}), 2);
+}
+
+TEST(CliDefaults, DidYouMean) {
+  Result c = run({"diganose"});
+  EXPECT_EQ(c.rc, 2);
+  EXPECT_NE(c.err.find("unknown command 'diganose'; did you mean 'diagnose'?"), std::string::npos)
+      << c.err;
+  EXPECT_EQ(c.err.find("commands:"), std::string::npos) << c.err;  // not the whole usage
+  Result o = run({"diagnose", "--kb", kKb, "--fromat", "text", "x"});
+  EXPECT_EQ(o.rc, 2);
+  EXPECT_NE(o.err.find("unknown option '--fromat'; did you mean '--format'?"), std::string::npos)
+      << o.err;
+  EXPECT_NE(o.err.find("run 'reflex diagnose --help'"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("--topology"), std::string::npos) << o.err;  // not the whole help
+  Result far = run({"events", "--frobnicate", "x"});
+  EXPECT_EQ(far.rc, 2);
+  EXPECT_NE(far.err.find("unknown option '--frobnicate'\n"), std::string::npos) << far.err;
+  // reflexc, built beside reflex, says the same.
+  const std::string rfxc = (fs::path(kReflex).parent_path().parent_path() / "reflexc/reflexc");
+  ASSERT_TRUE(fs::exists(rfxc)) << rfxc;
+  Result rc = run_env(rfxc, {"chekc", "kb"}, {});
+  EXPECT_EQ(rc.rc, 2);
+  EXPECT_NE(rc.err.find("did you mean 'check'?"), std::string::npos) << rc.err;
+  Result ro = run_env(rfxc, {"build", "--ouptut", "x.rfxkb", "kb"}, {});
+  EXPECT_EQ(ro.rc, 2);
+  EXPECT_NE(ro.err.find("unknown option '--ouptut'; did you mean '--output'?"), std::string::npos)
+      << ro.err;
 }

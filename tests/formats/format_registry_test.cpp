@@ -21,7 +21,8 @@ TEST(FormatRegistry, OrderOfAttempts) {
       "dmesg_priority",      "syslog_priority",    "journal_json_fast",     "journal_json_full",
       "iso_stamped",         "tool_nvsmi_csv_row", "tool_ipmi_sel",         "iso_indented",
       "syslog_bsd",          "dmesg_facility",     "tool_nvsmi_csv_header", "app_glog",
-      "syslog_kernel_tag",   "talos_dmesg",        "tool_epoch_counter",    "syslog_embedded"};
+      "tool_header_time",    "syslog_kernel_tag",  "talos_dmesg",           "tool_epoch_counter",
+      "syslog_embedded"};
   EXPECT_EQ(names, expected);
 }
 

@@ -129,6 +129,43 @@ TEST(FormatSequences, BugReportSectionsSetTheTransport) {
   EXPECT_TRUE(g.parse(rule));
 }
 
+// Capture headers date the lines after them: nvidia-smi -q's "Timestamp"
+// (shape of a real run: markbucklin/markbucklin:matlab-code-merge/codemess/
+// matlab/ign/queryGpu.m) and the "Date:"/"uname:" prologue that
+// nvidia-bug-report.sh writes.
+TEST(FormatSequences, CaptureHeadersDateTheLinesAfterThem) {
+  Fixture f(std::nullopt, "node-0017", "nvidia-smi-q.txt");
+  ASSERT_TRUE(f.parse("Timestamp                           : Fri Dec 09 02:27:00 2016"));
+  EXPECT_EQ(format_time_us(*f.rec.time.wall), "2016-12-09T02:27:00.000000Z");
+  ASSERT_TRUE(f.parse("    Product Name                    : GeForce GTX TITAN Z"));
+  EXPECT_TRUE(f.rec.time_inherited);
+  ASSERT_TRUE(f.parse("Dec  9 03:00:00 node-0017 kernel: a"));  // year-less: the header's year
+  EXPECT_EQ(format_time_us(*f.rec.time.wall), "2016-12-09T03:00:00.000000Z");
+
+  Fixture b(std::nullopt, "in", "nvidia-bug-report.log");
+  ASSERT_TRUE(b.parse("Date: Thu Oct 27 08:50:11 PM -03 2022"));
+  EXPECT_EQ(format_time_us(*b.rec.time.wall), "2022-10-27T23:50:11.000000Z");
+  ASSERT_TRUE(
+      b.parse("uname: Linux gpu-node-31 6.0.1-arch2-1 #1 SMP PREEMPT_DYNAMIC x86_64 GNU/Linux"));
+  EXPECT_EQ(b.rec.host, "gpu-node-31");
+  ASSERT_TRUE(b.parse("Oct 27 20:49:00 gpu-node-31 kernel: b"));
+  EXPECT_EQ(format_time_us(*b.rec.time.wall), "2022-10-27T20:49:00.000000Z");
+}
+
+// Near-misses: a "Timestamp" without a full date, a "Date:" line outside a
+// bug report, a date without a year.
+TEST(FormatSequences, CaptureHeaderNearMisses) {
+  Fixture f;
+  ASSERT_TRUE(f.parse("Timestamp : soon"));
+  EXPECT_FALSE(f.rec.time.wall.has_value());
+  ASSERT_TRUE(f.parse("Timestamp : Fri Dec 09 02:27:00"));
+  EXPECT_FALSE(f.rec.time.wall.has_value());
+  ASSERT_TRUE(f.parse("Date: Thu Oct 27 08:50:11 PM -03 2022"));
+  EXPECT_FALSE(f.rec.time.wall.has_value());
+  ASSERT_TRUE(f.parse("uname: Linux gpu-node-31 6.0.1"));
+  EXPECT_EQ(f.rec.host, "node-0017");
+}
+
 TEST(FormatSequences, YearRollsOverInOneFile) {
   Fixture f(2024);
   ASSERT_TRUE(f.parse("Dec 31 23:59:59 node-0017 kernel: a"));

@@ -1,10 +1,10 @@
-// `reflex diagnose --kb KB [--topology FILE] [--format json|text|dot]
+// `reflex diagnose [--kb KB] [--topology FILE] [--format json|jsonl|text|dot|svg]
 //                  [--events FILE|-] [--settle DUR] [--skew DUR] [--host H] INPUT...`
 // Batch diagnosis of an incident bundle (interfaces.md §3, §5, §7) — a directory, a tar
 // archive of one, or plain log files and `-` (stdin) as SREs have them — or of
 // the JSONL that `reflex events` printed (so matching can run beside each
-// host's log shipper and only events travel). Exit 0 even with no root cause;
-// 2 for bad input.
+// host's log shipper and only events travel). Exit 0 even with no root cause
+// (with --exit-code: 1 when no incident has one); 2 for bad input.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -215,12 +215,17 @@ void finish_diagnoses(std::vector<Diagnosis>& ds, const std::vector<std::string>
   }
 }
 
-void print_diagnoses(const std::vector<Diagnosis>& ds, const std::string& format) {
+void print_diagnoses(const std::vector<Diagnosis>& ds, const std::string& format,
+                     const Topology& topo) {
   std::string out;
   if (format == "text")
     out = diagnoses_to_text(ds);
   else if (format == "dot")
     out = diagnoses_to_dot(ds);
+  else if (format == "jsonl")
+    out = diagnoses_to_jsonl(ds);
+  else if (format == "svg")
+    out = diagnoses_to_svg(ds, &topo);
   else
     out = diagnoses_to_json(ds, 2) + "\n";
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -232,14 +237,15 @@ void print_diagnoses(const std::vector<Diagnosis>& ds, const std::string& format
 int run_diagnose(int argc, char** argv) {
   CLI::App app{"Diagnose an incident bundle (or recognized events) and print the root causes",
                "reflex diagnose"};
-  std::string kb_path, topo_path, format = "json", events_path, settle, skew, host;
+  std::string kb_path, topo_path, format = "json", events_path, settle, skew;
+  InputOptions in_opts;
   std::vector<std::string> inputs;
-  bool strict = false;
+  bool strict = false, exit_code = false;
   unsigned threads = 1;
   add_kb_option(app, &kb_path);
   app.add_option("--topology", topo_path, "topology.json (default: BUNDLE/topology.json)");
-  app.add_option("--format", format, "json (default), text or dot")
-      ->check(CLI::IsMember({"json", "text", "dot"}));
+  app.add_option("--format", format, "json (default), jsonl, text, dot or svg")
+      ->check(CLI::IsMember({"json", "jsonl", "text", "dot", "svg"}));
   app.add_option("--events", events_path,
                  "read `reflex events` JSONL from FILE (or - for stdin) instead of a bundle");
   app.add_option("--settle", settle, "late-evidence window after a symptom (default 60s)");
@@ -247,7 +253,8 @@ int run_diagnose(int argc, char** argv) {
   add_strict_transport_flag(app, &strict);
   app.add_option("--threads", threads, "read a bundle's files with N threads (same output)")
       ->check(CLI::Range(1u, 256u));
-  add_input_options(app, &host, &inputs);
+  add_exit_code_flag(app, &exit_code, "no incident has a root cause");
+  add_input_options(app, &in_opts, &inputs);
   if (auto rc = parse_or_exit(app, argc, argv, "reflex diagnose")) return *rc;
   EngineOptions opts;
   opts.ingest.strict_transport = strict;
@@ -260,12 +267,13 @@ int run_diagnose(int argc, char** argv) {
   std::string bundle;
   if (!inputs.empty()) {
     std::string ierr;
-    if (!in_set.prepare(inputs, host, &ierr)) {
+    if (!in_set.prepare(inputs, in_opts, &ierr)) {
       say(ierr);
       return 2;
     }
     bundle = in_set.bundle_dir();
   }
+  if (!resolve_kb(&kb_path, "reflex diagnose")) return 2;
   auto kb = load_engine_kb(kb_path);
   if (!kb) return 2;
   std::vector<std::string> notes;
@@ -278,8 +286,10 @@ int run_diagnose(int argc, char** argv) {
                            : diagnose_bundle(bundle, kb, topo, opts, &notes);
   if (!ds) return 2;
   finish_diagnoses(*ds, notes, in_set);
-  print_diagnoses(*ds, format);
-  return 0;
+  print_diagnoses(*ds, format, *topo);
+  const bool found = std::any_of(ds->begin(), ds->end(),
+                                 [](const Diagnosis& d) { return !d.root_causes.empty(); });
+  return exit_code && !found ? 1 : 0;
 }
 
 }  // namespace reflex::cli

@@ -630,8 +630,7 @@ int run_eval(int argc, char** argv) {
   bool from_bundle = false, details = false;
   CLI::App app{"Diagnose every bundle under DIR and score it against its truth.json",
                "reflex eval"};
-  app.add_option("--kb", kb_path, "knowledge base: .rfx file/directory or built artifact")
-      ->required();
+  add_kb_option(app, &kb_path);
   app.add_option("--format", format, "json or text")->check(CLI::IsMember({"json", "text"}));
   app.add_option("--topology", topo_override, "use this topology for every bundle");
   app.add_flag("--topology-from-bundle", from_bundle,
@@ -650,6 +649,7 @@ int run_eval(int argc, char** argv) {
   }
   std::vector<fs::path> bundles;
   if (auto rc = collect_bundles(dirs, &bundles)) return *rc;
+  if (!resolve_kb(&kb_path, "reflex eval")) return 2;
   auto kb = load_eval_kb(kb_path);
   if (!kb) return 2;
   std::shared_ptr<const Topology> fixed_topo;

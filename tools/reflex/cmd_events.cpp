@@ -1,4 +1,4 @@
-// `reflex events --kb KB [--topology FILE] [--stats] [--strict-transport]
+// `reflex events [--kb KB] [--topology FILE] [--stats] [--strict-transport]
 //  [--db FILE [--commit-interval DUR]] BUNDLE`
 // (interfaces.md §7): what Reflex recognized in an incident bundle, one JSON object a
 // line, sorted by time (stable by ingest order). --db stores the events as
@@ -169,7 +169,7 @@ struct EventsInputs {
   std::vector<std::string> said;   // whole stderr lines, in order
   std::unique_ptr<Topology> topo;  // null: said ends with why (exit 2)
   std::optional<BundleListing> listing;
-  void make(const std::vector<std::string>& inputs, const std::string& host,
+  void make(const std::vector<std::string>& inputs, const InputOptions& host,
             const std::string& topo_path) {
     try {
       make_or_throw(inputs, host, topo_path);
@@ -179,13 +179,14 @@ struct EventsInputs {
       listing.reset();
     }
   }
-  void make_or_throw(const std::vector<std::string>& inputs, const std::string& host,
+  void make_or_throw(const std::vector<std::string>& inputs, const InputOptions& host,
                      const std::string& topo_path) {
     std::string err;
     if (!in_set.prepare(inputs, host, &err)) {
       said.push_back(note_line(err));
       return;
     }
+    for (const std::string& n : in_set.notes()) said.push_back(note_line("note: input: " + n));
     topo = events_topology(topo_path, in_set, &said);
     if (!topo) return;
     for (const std::string& n : topo->notes()) said.push_back(note_line("note: " + n));
@@ -276,9 +277,10 @@ void write_events(const Recognized& rec) {
 int run_events(int argc, char** argv) {
   CLI::App app{"Print what Reflex recognized in an incident bundle, one JSON object a line",
                "reflex events"};
-  std::string kb_path, topo_path, export_fmt, db_path, host, commit_interval;
+  std::string kb_path, topo_path, export_fmt, db_path, commit_interval;
+  InputOptions host;  // --host, --year, --timezone
   std::vector<std::string> inputs;
-  bool want_stats = false, strict = false;
+  bool want_stats = false, strict = false, exit_code = false;
   unsigned threads = 1;
   add_kb_option(app, &kb_path);
   app.add_option("--topology", topo_path, "topology.json (default: BUNDLE/topology.json)");
@@ -297,6 +299,7 @@ int run_events(int argc, char** argv) {
                  "print every signature's first-line pattern and exit: re2 (as written), "
                  "unnamed (named groups made plain, for rg -f) or ere (for grep -E -f)")
       ->check(CLI::IsMember({"re2", "unnamed", "ere"}));
+  add_exit_code_flag(app, &exit_code, "nothing is recognized");
   add_input_options(app, &host, &inputs);
   if (auto rc = parse_or_exit(app, argc, argv, "reflex events")) return *rc;
 
@@ -312,6 +315,7 @@ int run_events(int argc, char** argv) {
     sopts.commit_interval_s = *d;
   }
 
+  if (!resolve_kb(&kb_path, "reflex events")) return 2;
   std::string err;
   EventsInputs in;
   // Recognition only: the rules, the tests and the signatures' examples are
@@ -358,15 +362,16 @@ int run_events(int argc, char** argv) {
       recognize(*kb, *topo, opts, std::move(*in.listing), in_set, std::move(store));
   if (!rec) return 2;
   write_events(*rec);
-  for (const std::string& n : rec->stats.notes) note("note: " + n);
+  for (const std::string& n : rec->stats.notes) note("note: " + in_set.map_text(n));
   if (want_stats)
     std::fprintf(
         stderr, "%s\n",
         stats_json(rec->stats).dump(2, ' ', false, ojson::error_handler_t::replace).c_str());
+  const bool none = rec->lines.empty();
   leave_to_exit(std::make_unique<Recognized>(std::move(*rec)));
   leave_to_exit(std::move(topo));
   leave_to_exit(std::make_unique<KnowledgeBase>(std::move(*kb)));
-  return 0;
+  return exit_code && none ? 1 : 0;
 }
 
 }  // namespace reflex::cli

@@ -9,5 +9,6 @@ int run_diagnose(int argc, char** argv);
 int run_watch(int argc, char** argv);
 int run_eval(int argc, char** argv);
 int run_agent(int argc, char** argv);
+int run_topology(int argc, char** argv);
 
 }  // namespace reflex::cli

@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "reflex/log_format.h"
 #include "reflex/modules/archive_api.h"
 
 namespace reflex::cli {
@@ -28,8 +31,8 @@ bool ends_with(const std::string& s, const char* suf) {
 // A host name from a file name: its stem before the first dot
 // ("node-07.log" -> "node-07"). The usual names of logs and tool captures
 // ("kern.log", "dmesg.txt", "nvidia-bug-report.log.gz") name no host: then the
-// parent directory does ("gpu-07/kern.log"), else "localhost".
-std::string host_from_name(const std::string& path) {
+// parent directory does ("gpu-07/kern.log"), else "localhost". *how says which.
+std::string host_from_name(const std::string& path, std::string* how) {
   auto generic = [](std::string s) {
     for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     for (const char* g : {"kern",
@@ -64,10 +67,34 @@ std::string host_from_name(const std::string& path) {
   fs::path p(path);
   std::string base = p.filename().string();
   std::string stem = base.substr(0, base.find('.'));
-  if (!generic(stem)) return stem;
+  if (!generic(stem)) {
+    *how = "from the file name";
+    return stem;
+  }
   std::string parent = fs::absolute(p).parent_path().filename().string();
-  if (!generic(parent) && parent != "/" && !parent.empty()) return parent;
+  if (!generic(parent) && parent != "/" && !parent.empty()) {
+    *how = "from the name of its directory";
+    return parent;
+  }
+  *how = "no line and no file name names one";
   return "localhost";
+}
+
+// A name that can be a host directory: what a host field may hold, and no
+// path tricks ("..", a leading dot, '/').
+bool usable_host(const std::string& h) {
+  if (h.empty() || h.size() > 253 || h[0] == '.' || h[0] == '-') return false;
+  for (char c : h)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' ||
+          c == ':'))
+      return false;
+  return true;
+}
+
+// Whether a directory is an incident bundle (holds hosts/).
+bool is_bundle_dir(const fs::path& d) {
+  std::error_code ec;
+  return fs::is_directory(d / "hosts", ec);
 }
 
 // An archive member's path, or "" when it must not be written (absolute,
@@ -85,22 +112,22 @@ std::string safe_member(const char* name) {
   return out.string();
 }
 
-std::string local_host() {
-  char buf[256] = {0};
-  if (gethostname(buf, sizeof buf - 1) != 0 || !buf[0]) return "localhost";
-  std::string h(buf);
-  return h.substr(0, h.find('.'));
-}
-
 }  // namespace
 
-void add_input_options(CLI::App& app, std::string* host, std::vector<std::string>* inputs) {
-  app.add_option("--host", *host,
+void add_input_options(CLI::App& app, InputOptions* opts, std::vector<std::string>* inputs) {
+  app.add_option("--host", opts->host,
                  "host of the lines of plain files / stdin that carry no host field "
-                 "(default: the file's name)");
+                 "(default: the host the lines name, else the file's name)");
+  app.add_option("--year", opts->year,
+                 "year of year-less times (syslog, dmesg -H ...); default: from the input's "
+                 "dated lines and headers, else the files' modification time")
+      ->check(CLI::Range(1970, 9999));
+  app.add_option("--timezone", opts->timezone,
+                 "zone of zone-less times for hosts without a timezone file: +05:30, UTC or an "
+                 "IANA name (default UTC)");
   app.add_option("input", *inputs,
-                 "an incident bundle directory (interfaces.md §3), a .tar.gz of one, or log files "
-                 "(- = standard input)");
+                 "an incident bundle directory (interfaces.md §3), a directory of hosts' logs, a "
+                 ".tar.gz of either, or log files (- = standard input)");
 }
 
 bool is_archive_name(const std::string& p) {
@@ -128,40 +155,151 @@ bool InputSet::make_tmp(std::string* error) {
   return true;
 }
 
-bool InputSet::add_file(const std::string& path, const std::string& host, std::string* error) {
-  const bool stdin_input = path == "-";
-  // Piped input comes from this machine (`dmesg -T | reflex diagnose -`).
-  std::string h = !host.empty() ? host : stdin_input ? local_host() : host_from_name(path);
-  fs::path dir = fs::path(tmp_) / "hosts" / h;
+// A free name for `name` in hosts/<host>/ (two files of one name on one host).
+std::string InputSet::place(const std::string& host, const std::string& name) {
+  fs::path dir = fs::path(tmp_) / "hosts" / host;
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) {
-    *error = "cannot create " + dir.string() + ": " + ec.message();
-    return false;
-  }
-  std::string name = stdin_input ? "stdin" : fs::path(path).filename().string();
-  for (int i = 2; fs::exists(dir / name, ec); ++i)  // two files of one name on one host
-    name = fs::path(name).stem().string() + "-" + std::to_string(i) +
-           fs::path(name).extension().string();
-  fs::path dst = dir / name;
-  if (stdin_input) {
-    std::ofstream out(dst, std::ios::binary);
+  std::string n = name;
+  for (int i = 2; fs::exists(dir / n, ec) || fs::is_symlink(dir / n, ec); ++i)
+    n = fs::path(name).stem().string() + "-" + std::to_string(i) +
+        fs::path(name).extension().string();
+  return n;
+}
+
+// One log file (or stdin, "-"): placed on --host, else the host its lines
+// name, else its name's (host_from_name); `shown` is how evidence names it.
+bool InputSet::add_file(const std::string& path, const std::string& shown, std::string* error) {
+  const bool stdin_input = path == "-";
+  std::string src = path;
+  std::error_code ec;
+  if (stdin_input) {  // copied first: its lines are read twice
+    fs::create_directories(fs::path(tmp_) / "stdin", ec);
+    src = (fs::path(tmp_) / "stdin" / "stdin").string();
+    std::ofstream out(src, std::ios::binary);
     out << std::cin.rdbuf();
     if (!out) {
-      *error = "cannot copy standard input to " + dst.string();
-      return false;
-    }
-  } else {
-    fs::create_symlink(fs::absolute(path), dst, ec);
-    if (ec) {
-      *error = "cannot link " + path + ": " + ec.message();
+      *error = "cannot copy standard input to " + src;
       return false;
     }
   }
-  evidence_["hosts/" + h + "/" + name] = stdin_input ? "<stdin>" : path;
-  notes_.push_back(std::string(stdin_input ? "standard input" : path) +
-                   ": lines without a host field are placed on '" + h + "'" +
-                   (host.empty() ? " (from the file name; --host sets it)" : ""));
+  const std::string name = stdin_input ? "stdin" : fs::path(path).filename().string();
+  std::string h, how;
+  if (!opts_.host.empty()) {
+    h = opts_.host;
+    how = "--host";
+  } else if (auto named = host_named_in(src, name); named && usable_host(named->host)) {
+    h = named->host;
+    how = "named by " + named->how;
+    if (named->hosts > 1)
+      how += ", the most frequent of the " + std::to_string(named->hosts) + " hosts they name";
+  } else if (stdin_input) {
+    h = "stdin";
+    how = "no line names a host; --host sets it";
+  } else {
+    h = host_from_name(path, &how);
+    how += "; no line names a host; --host sets it";
+  }
+  const std::string placed = place(h, name);
+  fs::path dst = fs::path(tmp_) / "hosts" / h / placed;
+  if (stdin_input)
+    fs::rename(src, dst, ec);
+  else
+    fs::create_symlink(fs::absolute(path), dst, ec);
+  if (ec) {
+    *error = "cannot place " + shown + ": " + ec.message();
+    return false;
+  }
+  evidence_["hosts/" + h + "/" + placed] = shown;
+  notes_.push_back((stdin_input ? std::string("standard input") : shown) +
+                   ": lines without a host field are placed on '" + h + "' (" + how + ")");
+  return true;
+}
+
+// `<dir>/<host>/...`: one host's files, under the host its lines name (the
+// first file that names one), else the directory's name.
+bool InputSet::add_host_dir(const std::string& dir, const std::string& shown, std::string* error) {
+  std::vector<std::string> files;  // relative to dir, sorted
+  std::error_code ec;
+  for (auto it =
+           fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->path().filename().string()[0] == '.') {
+      if (it->is_directory(ec)) it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file(ec))
+      files.push_back(it->path().lexically_relative(dir).generic_string());
+  }
+  std::sort(files.begin(), files.end());
+  const std::string dname = fs::path(dir).filename().string();
+  std::string h = dname, how = "the directory's name";
+  for (const std::string& f : files) {
+    if (f == "boot_time" || f == "timezone") continue;
+    auto named = host_named_in((fs::path(dir) / f).string(), fs::path(f).filename().string());
+    if (named && usable_host(named->host)) {
+      h = named->host;
+      how = "named by " + named->how + " in " + f;
+      break;
+    }
+  }
+  if (host_dirs_.count(h) && h != dname) {  // two directories name one host: keep them apart
+    h = dname;
+    how = "the directory's name";
+  }
+  if (!usable_host(h) || host_dirs_.count(h)) {
+    notes_.push_back(shown + ": not a usable host directory name; skipped");
+    return true;
+  }
+  host_dirs_[h] = shown;
+  fs::path hdir = fs::path(tmp_) / "hosts" / h;
+  fs::create_directories(hdir, ec);
+  for (const std::string& f : files) {
+    fs::create_directories((hdir / f).parent_path(), ec);
+    fs::create_symlink(fs::absolute(fs::path(dir) / f), hdir / f, ec);
+    if (ec) {
+      *error = "cannot link " + shown + "/" + f + ": " + ec.message();
+      return false;
+    }
+  }
+  prefixes_["hosts/" + h + "/"] = shown + "/";
+  notes_.push_back(shown + "/: a host's logs, placed on '" + h + "' (" + how + ")");
+  return true;
+}
+
+// A directory that is not a bundle: its subdirectories are hosts
+// (`<dir>/<host>/<files>`), its plain files are log files.
+bool InputSet::add_dir(const std::string& dir, const std::string& shown, std::string* error) {
+  std::vector<fs::path> entries;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
+    if (it->path().filename().string()[0] != '.') entries.push_back(it->path());
+  if (ec) {
+    *error = shown + ": cannot list: " + ec.message();
+    return false;
+  }
+  std::sort(entries.begin(), entries.end());
+  size_t used = 0;
+  for (const fs::path& e : entries) {
+    const std::string sub =
+        shown + (shown.back() == ':' ? "" : "/") + e.filename().string();  // "x.tgz:" + name
+    if (fs::is_directory(e, ec)) {
+      if (!add_host_dir(e.string(), sub, error)) return false;
+      ++used;
+    } else if (e.filename() == "topology.json" || e.filename() == "truth.json") {
+      // a bundle's root files beside hosts' directories: the topology is used
+      if (e.filename() == "topology.json" && !fs::exists(fs::path(tmp_) / "topology.json", ec))
+        fs::create_symlink(fs::absolute(e), fs::path(tmp_) / "topology.json", ec);
+    } else if (fs::is_regular_file(e, ec)) {
+      if (!add_file(e.string(), sub, error)) return false;
+      ++used;
+    }
+  }
+  if (used == 0) {
+    *error = shown + ": neither an incident bundle (no hosts/) nor a directory of logs";
+    return false;
+  }
   return true;
 }
 
@@ -176,6 +314,14 @@ bool InputSet::unpack(const std::string& archive, std::string* error) {
   if (!a) {
     *error = archive + ": not a readable tar archive (" + why + ")";
     return false;
+  }
+  // Members are dated by the archive (the reader gives no member times): a
+  // year-less log without a dated line takes the year the archive was made.
+  std::optional<fs::file_time_type> archive_time;
+  {
+    std::error_code tec;
+    auto t = fs::last_write_time(archive, tec);
+    if (!tec) archive_time = t;
   }
   uint64_t bytes = 0;
   size_t entries = 0, skipped = 0;
@@ -205,6 +351,8 @@ bool InputSet::unpack(const std::string& archive, std::string* error) {
       if (bytes > kMaxArchiveBytes) break;
       out.write(buf.data(), n);
     }
+    out.close();
+    if (archive_time) fs::last_write_time(dst, *archive_time, ec);  // the year of last resort
     if (n < 0 || bytes > kMaxArchiveBytes || !out) {
       *error = archive + ": " +
                (bytes > kMaxArchiveBytes ? std::string("more than 8 GiB unpacked")
@@ -223,37 +371,107 @@ bool InputSet::unpack(const std::string& archive, std::string* error) {
   if (skipped)
     notes_.push_back(archive + ": " + std::to_string(skipped) +
                      " member(s) that are not plain files inside the archive were skipped");
-  // The bundle is the unpacked directory holding hosts/, at the top or one
-  // level down (`tar czf b.tgz incident/`).
+  // A bundle is the unpacked directory holding hosts/, at the top or one
+  // level down (`tar czf b.tgz incident/`); else bundle_ stays empty.
   fs::path root = fs::path(tmp_) / "unpacked";
   std::error_code ec;
-  if (fs::is_directory(root / "hosts", ec)) {
+  if (is_bundle_dir(root)) {
     bundle_ = root.string();
     return true;
   }
   for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator();
        it.increment(ec))
-    if (it->is_directory(ec) && fs::is_directory(it->path() / "hosts", ec)) {
+    if (it->is_directory(ec) && is_bundle_dir(it->path())) {
       bundle_ = it->path().string();
       return true;
     }
-  *error = archive + ": no incident bundle inside (a directory with hosts/, interfaces.md §3)";
-  return false;
+  return true;
 }
 
-bool InputSet::prepare(const std::vector<std::string>& args, const std::string& host,
+// Members of an archive that holds no bundle: the directory of hosts or of
+// files at its top (or one level down: `tar czf x.tgz multihost/`).
+bool InputSet::take_unpacked(const std::string& archive, std::string* error) {
+  fs::path root = fs::path(tmp_) / "unpacked";
+  std::error_code ec;
+  std::vector<fs::path> top;
+  for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec))
+    top.push_back(it->path());
+  std::string shown = archive + ":";
+  if (top.size() == 1 && fs::is_directory(top[0], ec)) {
+    shown += top[0].filename().string();
+    root = top[0];
+  }
+  if (!add_dir(root.string(), shown, error)) {
+    *error = archive + ": no incident bundle, directory of hosts or log file inside";
+    return false;
+  }
+  bundle_ = tmp_;
+  return true;
+}
+
+// A bundle read as it is, with --year/--timezone beside it: a bundle of links
+// to its hosts/ and topology.json, with the year and zone files.
+bool InputSet::mirror_bundle(const std::string& dir, std::string* error) {
+  std::error_code ec;
+  fs::create_directory_symlink(fs::absolute(fs::path(dir) / "hosts"), fs::path(tmp_) / "hosts", ec);
+  if (!ec && fs::exists(fs::path(dir) / "topology.json", ec))
+    fs::create_symlink(fs::absolute(fs::path(dir) / "topology.json"),
+                       fs::path(tmp_) / "topology.json", ec);
+  if (ec) {
+    *error = "cannot link " + dir + ": " + ec.message();
+    return false;
+  }
+  aliases_.emplace_back(tmp_, dir);
+  bundle_ = tmp_;
+  return true;
+}
+
+// --year and --timezone as the bundle's `year` and `timezone` files.
+bool InputSet::write_defaults(const std::string& root, std::string* error) {
+  auto put = [&](const char* name, const std::string& v) {
+    std::ofstream out(fs::path(root) / name, std::ios::binary);
+    out << v << "\n";
+    if (!out) *error = "cannot write " + (fs::path(root) / name).string();
+    return bool(out);
+  };
+  if (opts_.year && !put("year", std::to_string(*opts_.year))) return false;
+  if (!opts_.timezone.empty() && !put("timezone", opts_.timezone)) return false;
+  return true;
+}
+
+bool InputSet::add_any(const std::string& a, std::string* error) {
+  std::error_code ec;
+  if (a == "-") return add_file(a, "<stdin>", error);
+  if (fs::is_directory(a, ec)) {
+    std::string shown = a;
+    while (shown.size() > 1 && shown.back() == '/') shown.pop_back();
+    return add_dir(a, shown, error);
+  }
+  return add_file(a, a, error);
+}
+
+bool InputSet::prepare(const std::vector<std::string>& args, const InputOptions& opts,
                        std::string* error) {
+  opts_ = opts;
   std::error_code ec;
   if (args.empty()) {
     *error = "missing input: an incident bundle directory, a .tar.gz of one, log files or -";
     return false;
   }
-  if (args.size() == 1 && args[0] != "-" && fs::is_directory(args[0], ec)) {
-    bundle_ = args[0];
-    return true;
+  const bool defaults = opts.year || !opts.timezone.empty();
+  if (args.size() == 1 && args[0] != "-" && fs::is_directory(args[0], ec) &&
+      is_bundle_dir(args[0])) {
+    if (!defaults) {
+      bundle_ = args[0];
+      return true;
+    }
+    return make_tmp(error) && mirror_bundle(args[0], error) && write_defaults(tmp_, error);
   }
   if (args.size() == 1 && is_archive_name(args[0])) {
-    return make_tmp(error) && unpack(args[0], error);
+    if (!make_tmp(error) || !unpack(args[0], error)) return false;
+    if (bundle_.empty() && !take_unpacked(args[0], error)) return false;
+    return write_defaults(bundle_, error);
   }
   int stdin_count = 0;
   for (const std::string& a : args) {
@@ -265,11 +483,14 @@ bool InputSet::prepare(const std::vector<std::string>& args, const std::string& 
       continue;
     }
     if (fs::is_directory(a, ec)) {
-      *error = a + ": a bundle directory is diagnosed alone, not with other inputs";
-      return false;
+      if (args.size() > 1 && is_bundle_dir(a)) {
+        *error = a + ": a bundle directory is diagnosed alone, not with other inputs";
+        return false;
+      }
+      continue;
     }
     if (is_archive_name(a)) {
-      *error = a + ": an archived bundle is diagnosed alone, not with other inputs";
+      *error = a + ": an archive is diagnosed alone, not with other inputs";
       return false;
     }
     if (!fs::is_regular_file(a, ec) || access(a.c_str(), R_OK) != 0) {
@@ -279,25 +500,50 @@ bool InputSet::prepare(const std::vector<std::string>& args, const std::string& 
   }
   if (!make_tmp(error)) return false;
   for (const std::string& a : args)
-    if (!add_file(a, host, error)) return false;
+    if (!add_any(a, error)) return false;
   bundle_ = tmp_;
-  return true;
+  return write_defaults(tmp_, error);
 }
 
-std::string InputSet::map_text(std::string text) const {
-  for (const auto& [rel, user] : evidence_) {
-    const std::string key = rel + ":";
-    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + user.size()))
-      text.replace(at, rel.size(), user);
+namespace {
+
+// `from` inside text, where it is a whole path (not the start of a longer one).
+std::string replace_paths(std::string text, const std::string& from, const std::string& to,
+                          bool prefix) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at)) {
+    const size_t end = at + from.size();
+    const bool whole = prefix || end == text.size() ||
+                       !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '.' ||
+                         text[end] == '-' || text[end] == '_' || text[end] == '/');
+    if (!whole) {
+      at = end;
+      continue;
+    }
+    text.replace(at, from.size(), to);
+    at += to.size();
   }
+  return text;
+}
+
+}  // namespace
+
+std::string InputSet::map_text(std::string text) const {
+  for (const auto& [rel, user] : evidence_) text = replace_paths(std::move(text), rel, user, false);
+  for (const auto& [rel, user] : prefixes_) text = replace_paths(std::move(text), rel, user, true);
+  for (const auto& [tmp, user] : aliases_) text = replace_paths(std::move(text), tmp, user, false);
   return text;
 }
 
 std::string InputSet::map_evidence(const std::string& ev) const {
   auto colon = ev.rfind(':');
   if (colon == std::string::npos) return ev;
-  auto it = evidence_.find(ev.substr(0, colon));
-  return it == evidence_.end() ? ev : it->second + ev.substr(colon);
+  const std::string file = ev.substr(0, colon);
+  if (auto it = evidence_.find(file); it != evidence_.end()) return it->second + ev.substr(colon);
+  // hosts/<h>/<rest> of a directory of hosts
+  if (size_t slash = file.find('/', 6); file.rfind("hosts/", 0) == 0 && slash != std::string::npos)
+    if (auto it = prefixes_.find(file.substr(0, slash + 1)); it != prefixes_.end())
+      return it->second + file.substr(slash + 1) + ev.substr(colon);
+  return ev;
 }
 
 }  // namespace reflex::cli

@@ -1,17 +1,27 @@
 // What `reflex diagnose` / `reflex events` take: an incident bundle directory
-// (interfaces.md §3), a bundle packed as a tar archive (.tar, .tar.gz, .tgz, ...), or
-// one or more plain log files and `-` (stdin) as SREs have them. Files and
-// archives are laid out as a bundle in a temporary directory that is removed
-// when the InputSet goes away; evidence paths are mapped back to what the user
-// named.
+// (interfaces.md §3), a directory of hosts' logs (`<dir>/<host>/<files>`), a tar
+// archive of either or of plain files, or one or more plain log files,
+// directories and `-` (stdin) as SREs have them. Whatever is not a bundle is
+// laid out as one in a temporary directory (symbolic links, stdin copied) that
+// is removed when the InputSet goes away; a file's host is the one its lines
+// name, else its name's; evidence paths are mapped back to what the user named.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace reflex::cli {
+
+// The options every command that reads logs takes about them.
+struct InputOptions {
+  std::string host;         // --host: the host of lines without a host field
+  std::optional<int> year;  // --year: the year of year-less times (beats inference)
+  std::string timezone;     // --timezone: the zone of zone-less times (hosts without their own)
+};
 
 class InputSet {
  public:
@@ -20,11 +30,13 @@ class InputSet {
   InputSet& operator=(const InputSet&) = delete;
   ~InputSet();
 
-  // `host`: the host for lines that carry no host field (else the file's name).
-  bool prepare(const std::vector<std::string>& args, const std::string& host, std::string* error);
+  // `opts.host`: the host for lines that carry no host field (else the host
+  // the file's lines name, else the file's name).
+  bool prepare(const std::vector<std::string>& args, const InputOptions& opts, std::string* error);
 
   const std::string& bundle_dir() const { return bundle_; }
-  bool is_files() const { return !evidence_.empty(); }
+  // Whether evidence and notes name paths other than the bundle's own.
+  bool is_files() const { return !evidence_.empty() || !prefixes_.empty() || !aliases_.empty(); }
   // "hosts/<h>/<name>:12" -> "/var/log/kern.log:12" for files given by path.
   std::string map_evidence(const std::string& ev) const;
   // The same inside free text (notes quoting evidence).
@@ -33,17 +45,29 @@ class InputSet {
   const std::vector<std::string>& notes() const { return notes_; }
 
  private:
-  bool add_file(const std::string& path, const std::string& host, std::string* error);
+  bool add_file(const std::string& path, const std::string& shown, std::string* error);
+  bool add_host_dir(const std::string& dir, const std::string& shown, std::string* error);
+  bool add_dir(const std::string& dir, const std::string& shown, std::string* error);
+  bool add_any(const std::string& arg, std::string* error);
   bool unpack(const std::string& archive, std::string* error);
+  bool take_unpacked(const std::string& archive, std::string* error);
+  bool mirror_bundle(const std::string& dir, std::string* error);
+  bool write_defaults(const std::string& root, std::string* error);
   bool make_tmp(std::string* error);
+  std::string place(const std::string& host, const std::string& name);
 
+  InputOptions opts_;
   std::string bundle_, tmp_;
-  std::map<std::string, std::string> evidence_;  // bundle-relative file -> user's name
+  std::map<std::string, std::string> evidence_;               // bundle-relative file -> user's name
+  std::map<std::string, std::string> prefixes_;               // "hosts/<h>/" -> "<user's dir>/"
+  std::vector<std::pair<std::string, std::string>> aliases_;  // temporary path -> user's
+  std::map<std::string, std::string> host_dirs_;              // host -> the directory it came from
   std::vector<std::string> notes_;
 };
 
-// The INPUT... positional and --host, the same for every command that reads logs.
-void add_input_options(CLI::App& app, std::string* host, std::vector<std::string>* inputs);
+// The INPUT... positional, --host, --year and --timezone, the same for every
+// command that reads logs.
+void add_input_options(CLI::App& app, InputOptions* opts, std::vector<std::string>* inputs);
 
 // Whether a path names a tar archive by its suffix.
 bool is_archive_name(const std::string& path);

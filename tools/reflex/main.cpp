@@ -4,22 +4,26 @@
 #include <string>
 
 #include "commands.h"
+#include "did_you_mean.h"
 
 namespace {
 
+// The command list is also what a mistyped command is matched against.
+const char* const kUsage =
+    "usage: reflex <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  diagnose   diagnose an incident bundle (or recognized events) and print the root causes\n"
+    "  watch      read event envelopes on stdin, print diagnoses as JSONL\n"
+    "  events     print what Reflex recognized in a bundle, one JSON object a line\n"
+    "  eval       diagnose simulated bundles and score them against truth.json\n"
+    "  agent      follow this host's logs and publish recognized events (deployment)\n"
+    "  topology   build topology.json from outputs collected on each host (lspci, nvidia-smi)\n"
+    "\n"
+    "Run 'reflex <command> --help' for a command's options.\n";
+
 void usage(FILE* out) {
-  std::fputs(
-      "usage: reflex <command> [options]\n"
-      "\n"
-      "commands:\n"
-      "  diagnose   diagnose an incident bundle (or recognized events) and print the root causes\n"
-      "  watch      read event envelopes on stdin, print diagnoses as JSONL\n"
-      "  events     print what Reflex recognized in a bundle, one JSON object a line\n"
-      "  eval       diagnose simulated bundles and score them against truth.json\n"
-      "  agent      follow this host's logs and publish recognized events (deployment)\n"
-      "\n"
-      "Run 'reflex <command> --help' for a command's options.\n",
-      out);
+  std::fputs(kUsage, out);
 }
 
 }  // namespace
@@ -44,7 +48,8 @@ int main(int argc, char** argv) {
   if (cmd == "watch") return reflex::cli::run_watch(argc - 1, argv + 1);
   if (cmd == "eval") return reflex::cli::run_eval(argc - 1, argv + 1);
   if (cmd == "agent") return reflex::cli::run_agent(argc - 1, argv + 1);
-  std::fprintf(stderr, "reflex: unknown command '%s'\n", cmd.c_str());
-  usage(stderr);
+  if (cmd == "topology") return reflex::cli::run_topology(argc - 1, argv + 1);
+  std::fprintf(stderr, "reflex: %s\nrun 'reflex --help' for the commands\n",
+               reflex::cli::unknown_command(cmd, kUsage).c_str());
   return 2;
 }

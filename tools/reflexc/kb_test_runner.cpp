@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../reflex/did_you_mean.h"
 #include "reflex/compiler.h"
 #include "reflex/diagnosis.h"
 #include "reflex/engine.h"
@@ -320,7 +321,7 @@ int parse_args(int argc, char** argv, Options* o) {
     std::cout << app.help();
     return 0;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "reflexc test: error: %s\n", e.what());
+    std::fprintf(stderr, "reflexc test: error: %s\n", reflex::cli::usage_error(app, e).c_str());
     std::fprintf(stderr, "Run 'reflexc test --help' for usage.\n");
     return 2;
   }

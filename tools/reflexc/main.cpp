@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "../reflex/did_you_mean.h"
+#include "graph_focus.h"
 #include "kb_test_runner.h"
 #include "reflex/artifact.h"
 #include "reflex/compiler.h"
@@ -15,23 +17,26 @@
 
 namespace {
 
+// The command list is also what a mistyped command is matched against.
+const char* const kUsage =
+    "usage: reflexc <command> [options] PATH...\n"
+    "\n"
+    "commands:\n"
+    "  check   parse and validate .rfx files/directories (examples and near-misses included)\n"
+    "  build   compile to the artifact the runtime loads (-o OUT)\n"
+    "  graph   print the causal event graph (--format dot|json; --focus EVENT --depth N,\n"
+    "          --family CLASS for a part of it)\n"
+    "  test    run the rule tests that live with the rules\n"
+    "\n"
+    "warning options (check, build, graph):\n"
+    "  --Werror             treat warnings as errors\n"
+    "  -W NAME, --warn=NAME enable warning NAME\n"
+    "  --no-warn NAME       disable warning NAME (in source: `allow NAME`)\n"
+    "\n"
+    "Run 'reflexc <command> --help' for a command's options.\n";
+
 void usage(FILE* out) {
-  std::fputs(
-      "usage: reflexc <command> [options] PATH...\n"
-      "\n"
-      "commands:\n"
-      "  check   parse and validate .rfx files/directories (examples and near-misses included)\n"
-      "  build   compile to the artifact the runtime loads (-o OUT)\n"
-      "  graph   print the causal event graph (--format dot|json)\n"
-      "  test    run the rule tests that live with the rules\n"
-      "\n"
-      "warning options (check, build, graph):\n"
-      "  --Werror             treat warnings as errors\n"
-      "  -W NAME, --warn=NAME enable warning NAME\n"
-      "  --no-warn NAME       disable warning NAME (in source: `allow NAME`)\n"
-      "\n"
-      "Run 'reflexc <command> --help' for a command's options.\n",
-      out);
+  std::fputs(kUsage, out);
 }
 
 struct WarningFlags {
@@ -80,7 +85,8 @@ int parse(CLI::App& app, int argc, char** argv) {
     std::cout << app.help();
     return 0;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "reflexc %s: error: %s\n", app.get_name().c_str(), e.what());
+    std::fprintf(stderr, "reflexc %s: error: %s\n", app.get_name().c_str(),
+                 reflex::cli::usage_error(app, e).c_str());
     std::fprintf(stderr, "Run 'reflexc %s --help' for usage.\n", app.get_name().c_str());
     return 2;
   }
@@ -150,7 +156,17 @@ int run_graph(int argc, char** argv) {
   std::string format = "dot";
   std::vector<std::string> paths;
   WarningFlags w;
+  reflex::cli::GraphFocus focus;
+  bool list_families = false;
   app.add_option("--format", format, "dot | json")->check(CLI::IsMember({"dot", "json"}));
+  app.add_option("--focus", focus.events, "only the events within --depth rule steps of EVENT")
+      ->type_name("EVENT");
+  app.add_option("--family", focus.families,
+                 "only the events of a standard fault CLASS and those within --depth of them")
+      ->type_name("CLASS");
+  app.add_option("--depth", focus.depth, "rule steps from --focus/--family (default 1)")
+      ->check(CLI::Range(0, 50));
+  app.add_flag("--list-families", list_families, "list the fault classes --family accepts");
   add_warning_flags(app, w);
   app.add_option("paths", paths, ".rfx files, directories or a built artifact")->required();
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
@@ -171,6 +187,19 @@ int run_graph(int argc, char** argv) {
                                               w.color && isatty(STDERR_FILENO));
     if (!r.kb) return exit_code(r);
     kb = std::move(r.kb);
+  }
+  if (list_families) {
+    std::cout << reflex::cli::graph_families(*kb);
+    return 0;
+  }
+  if (!focus.events.empty() || !focus.families.empty()) {
+    std::string out, err;
+    if (!reflex::cli::focus_graph(*kb, focus, format, &out, &err)) {
+      std::fprintf(stderr, "reflexc graph: error: %s\n", err.c_str());
+      return 2;
+    }
+    std::cout << out;
+    return 0;
   }
   std::cout << (format == "dot" ? reflex::causal_graph_dot(*kb) : reflex::causal_graph_json(*kb));
   return 0;
@@ -198,8 +227,8 @@ int main(int argc, char** argv) {
     if (cmd == "build") return run_build(argc - 1, argv + 1);
     if (cmd == "graph") return run_graph(argc - 1, argv + 1);
     if (cmd == "test") return reflex::cli::run_kb_tests(argc - 1, argv + 1);
-    std::fprintf(stderr, "reflexc: unknown command '%s'\n", cmd.c_str());
-    usage(stderr);
+    std::fprintf(stderr, "reflexc: %s\nRun 'reflexc --help' for the commands.\n",
+                 reflex::cli::unknown_command(cmd, kUsage).c_str());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "reflexc: internal error: %s\n", e.what());

@@ -41,6 +41,12 @@ struct FileContext {
   std::optional<int64_t> boot_time_us;  // hosts/<host>/boot_time
   int tz_offset_s = 0;      // hosts/<host>/timezone (fixed offset at the bundle's dates)
   std::optional<int> year;  // inferred year for RFC 3164 / dmesg -T without year
+  // Additive: `year` was given (--year) and beats the file's own dated lines.
+  bool year_fixed = false;
+  // Additive: said once (a note) when a year-less line first takes `year`:
+  // where that year came from (the bundle's first dated line, the file's
+  // modification time, --year). Empty: nothing to say.
+  std::string year_note;
   // Additive: wall time of the file's first timed line (set by the bundle
   // walker); untimed lines before it (NCCL init chatter) inherit it.
   std::optional<int64_t> lead_time_us;
@@ -139,5 +145,18 @@ bool read_planned_bundle(const std::string& bundle_dir, BundlePlan* plan,
                          FormatStats* stats, std::string* error);
 // Appends n to stats->notes unless it is there already (each note said once).
 void add_note(FormatStats* stats, std::string n);
+
+// Additive (inputs given as plain files): the host a file's own lines name,
+// read from its first lines (gzip too) — the syslog/journal host field, a
+// quoted syslog line's, the `uname:` line of an nvidia-bug-report.log —
+// never a pod name (NCCL, CRI). The most frequent one when several are named;
+// nullopt when none is (or the file cannot be read). *how says which kind of
+// line named it, *hosts how many distinct hosts the lines name.
+struct NamedHost {
+  std::string host;
+  std::string how;  // "the lines' host field", "the bug report's uname line"
+  size_t hosts = 0;
+};
+std::optional<NamedHost> host_named_in(const std::string& path, const std::string& name);
 
 }  // namespace reflex
