@@ -16,6 +16,8 @@
 #include <mutex>
 #include <tuple>
 
+#include <unistd.h>
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -323,6 +325,10 @@ using NoteFn = std::function<void(std::string)>;
 
 // Every host directory under hosts/ with its files (rotated ones oldest
 // first), boot_time and timezone; sorted by host name.
+// 9999-12-31T23:59:59Z: an epoch boot_time past it ("inf", "1e300") is not
+// an instant, and converting it to microseconds would overflow.
+constexpr double kEpochSecondsMax = 253402300799.0;
+
 std::vector<HostDir> list_hosts(const fs::path& hosts, const NoteFn& note, FormatStats* stats,
                                 std::error_code& ec) {
   std::vector<HostDir> dirs;
@@ -338,6 +344,16 @@ std::vector<HostDir> list_hosts(const fs::path& hosts, const NoteFn& note, Forma
     HostDir h;
     h.name = name;
     h.path = it->path();
+    // A directory the walk may not enter would be skipped in silence, and its
+    // host would look as if it had logged nothing: said instead.
+    if (::access(h.path.c_str(), R_OK | X_OK) != 0) {
+      note(
+          "cannot read hosts/" + name + ": " + std::strerror(errno) +
+          "; its logs are not in this diagnosis (the host did not go quiet: its input is missing)");
+      ++stats->skipped_files;
+      dirs.push_back(std::move(h));
+      continue;
+    }
     for (auto f = fs::recursive_directory_iterator(
              h.path, fs::directory_options::skip_permission_denied, ec);
          !ec && f != fs::recursive_directory_iterator(); f.increment(ec)) {
@@ -345,7 +361,22 @@ std::vector<HostDir> list_hosts(const fs::path& hosts, const NoteFn& note, Forma
         if (f->is_directory(ec)) f.disable_recursion_pending();
         continue;
       }
-      if (!f->is_regular_file(ec)) continue;
+      const std::string shown =
+          "hosts/" + name + "/" + f->path().lexically_relative(h.path).generic_string();
+      if (f->is_directory(ec)) {
+        if (::access(f->path().c_str(), R_OK | X_OK) != 0) {
+          note("cannot read " + shown + ": " + std::strerror(errno) + "; skipped");
+          ++stats->skipped_files;
+          f.disable_recursion_pending();
+        }
+        continue;
+      }
+      if (!f->is_regular_file(ec)) {
+        // A FIFO would block the walk, a device never end it.
+        note(shown + " is not a regular file (a FIFO, socket, device or dangling link); skipped");
+        ++stats->skipped_files;
+        continue;
+      }
       // Lexical: a symlinked file keeps its name in the bundle (not its target's).
       std::string rel = f->path().lexically_relative(h.path).generic_string();
       if (f.depth() == 0 && is_special_file(rel)) {
@@ -354,7 +385,7 @@ std::vector<HostDir> list_hosts(const fs::path& hosts, const NoteFn& note, Forma
           Civil c;
           if (size_t n = parse_iso(v, &c); n && n == v.size()) {
             h.boot_time_us = to_us(c, c.year, c.has_zone ? c.zone_s : 0);
-          } else if (auto secs = parse_float(v); secs && *secs > 0) {
+          } else if (auto secs = parse_float(v); secs && *secs > 0 && *secs < kEpochSecondsMax) {
             h.boot_time_us = int64_t(*secs * 1e6);  // epoch seconds, as `date +%s` writes
           } else {
             note("hosts/" + name + "/boot_time is not an ISO-8601 instant ('" + v.substr(0, 64) +

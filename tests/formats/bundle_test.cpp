@@ -1,6 +1,7 @@
 // Bundle walker (interfaces.md §3): sorted hosts and files, gzip + rotated files oldest
 // first, boot_time and timezone, the year from the bundle's own dated lines.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -201,6 +202,58 @@ TEST(Bundle, CorruptGzipIsNotedAndTheWalkGoesOn) {
   bool noted = false;
   for (auto& n : stats.notes) noted |= n.find("kern.log.3.gz") != std::string::npos;
   EXPECT_TRUE(noted) << ::testing::PrintToString(stats.notes);
+}
+
+// A FIFO in a host directory would block the walk; it is skipped and said.
+// An epoch boot_time past year 9999 ("inf", "1e300") is not an instant.
+TEST(Bundle, FifoIsNotedAndAnInfiniteBootTimeIsRefused) {
+  TempBundle b;
+  b.write("hosts/node-0017/kern.log", "[1.000000] fine\n");
+  b.write("hosts/node-0017/boot_time", "inf\n");
+  b.write("hosts/node-0018/boot_time", "1e300\n");
+  b.write("hosts/node-0018/kern.log", "[2.000000] also fine\n");
+  ASSERT_EQ(::mkfifo((b.root() + "/hosts/node-0017/pipe.log").c_str(), 0600), 0);
+  auto topo = Topology::empty();
+  FormatStats stats;
+  bool ok;
+  std::string error;
+  auto seen = walk(b.root(), *topo, &stats, &ok, &error);
+  ASSERT_TRUE(ok) << error;
+  ASSERT_EQ(seen.size(), 2u);
+  for (auto& s : seen) EXPECT_FALSE(s.rec.time.wall) << s.raw;  // boot-relative only
+  EXPECT_EQ(stats.skipped_files, 1u);
+  std::string all;
+  for (auto& n : stats.notes) all += n + "\n";
+  EXPECT_NE(all.find("hosts/node-0017/pipe.log is not a regular file"), std::string::npos) << all;
+  EXPECT_NE(all.find("hosts/node-0017/boot_time is not an ISO-8601 instant ('inf"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("hosts/node-0018/boot_time is not an ISO-8601 instant ('1e300"),
+            std::string::npos)
+      << all;
+}
+
+// A host directory the walk may not read is said, not skipped in silence.
+TEST(Bundle, UnreadableHostDirectoryIsNoted) {
+  TempBundle b;
+  b.write("hosts/node-0017/kern.log", "[1.000000] fine\n");
+  b.write("hosts/node-0018/kern.log", "[2.000000] hidden\n");
+  const std::string hidden = b.root() + "/hosts/node-0018";
+  ASSERT_EQ(::chmod(hidden.c_str(), 0), 0);
+  if (::access(hidden.c_str(), R_OK) == 0) {
+    ::chmod(hidden.c_str(), 0755);
+    GTEST_SKIP() << "running as root: mode 000 is still readable";
+  }
+  auto topo = Topology::empty();
+  FormatStats stats;
+  bool ok;
+  std::string error;
+  auto seen = walk(b.root(), *topo, &stats, &ok, &error);
+  ::chmod(hidden.c_str(), 0755);
+  ASSERT_TRUE(ok) << error;
+  std::string all;
+  for (auto& n : stats.notes) all += n + "\n";
+  EXPECT_NE(all.find("cannot read hosts/node-0018"), std::string::npos) << all;
 }
 
 // count_newlines (SIMD, 16 bytes at a time, counters folded every 255
