@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <vector>
 
 #include "reflex/log_format.h"
 #include "reflex/modules/archive_api.h"
@@ -167,6 +171,52 @@ std::string InputSet::place(const std::string& host, const std::string& name) {
   return n;
 }
 
+namespace {
+
+// Standard input into `dst`, every write checked up to the close: a full
+// temporary disk must be an error, not a shorter input read in silence.
+bool copy_stdin(const std::string& dst, std::string* error) {
+  FILE* out = std::fopen(dst.c_str(), "wb");
+  if (!out) {
+    *error = "cannot copy standard input to " + dst + ": " + std::strerror(errno);
+    return false;
+  }
+  std::vector<char> buf(1 << 16);
+  uint64_t total = 0;
+  bool write_failed = false;
+  for (;;) {
+    const size_t n = std::fread(buf.data(), 1, buf.size(), stdin);
+    if (n && std::fwrite(buf.data(), 1, n, out) != n) {
+      write_failed = true;
+      break;
+    }
+    total += n;
+    if (n < buf.size()) break;
+  }
+  int write_errno = errno;
+  const bool read_failed = std::ferror(stdin) != 0;
+  if (std::fclose(out) != 0 && !write_failed) {  // buffered bytes that did not fit
+    write_failed = true;
+    write_errno = errno;
+  }
+  if (write_failed) {
+    *error = "cannot copy standard input to " + dst + ": " + std::strerror(write_errno) +
+             " (after " + std::to_string(total) + " bytes; set TMPDIR to a disk with room)";
+    return false;
+  }
+  if (read_failed) {
+    *error = "cannot read standard input: " + std::string(std::strerror(errno));
+    return false;
+  }
+  if (total == 0) {
+    *error = "no input: standard input is empty";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 // One log file (or stdin, "-"): placed on --host, else the host its lines
 // name, else its name's (host_from_name); `shown` is how evidence names it.
 bool InputSet::add_file(const std::string& path, const std::string& shown, std::string* error) {
@@ -176,12 +226,7 @@ bool InputSet::add_file(const std::string& path, const std::string& shown, std::
   if (stdin_input) {  // copied first: its lines are read twice
     fs::create_directories(fs::path(tmp_) / "stdin", ec);
     src = (fs::path(tmp_) / "stdin" / "stdin").string();
-    std::ofstream out(src, std::ios::binary);
-    out << std::cin.rdbuf();
-    if (!out) {
-      *error = "cannot copy standard input to " + src;
-      return false;
-    }
+    if (!copy_stdin(src, error)) return false;
   }
   const std::string name = stdin_input ? "stdin" : fs::path(path).filename().string();
   std::string h, how;
