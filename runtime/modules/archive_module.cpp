@@ -28,7 +28,7 @@ void* open_archive(const std::string& path, std::string* err) {
   return a;
 }
 
-int next_member(void* h, std::string* path, MemberType* type, std::string* err) {
+int next_member(void* h, std::string* path, MemberType* type, int64_t* size, std::string* err) {
   auto* a = static_cast<struct archive*>(h);
   struct archive_entry* e = nullptr;
   const int r = archive_read_next_header(a, &e);
@@ -43,6 +43,7 @@ int next_member(void* h, std::string* path, MemberType* type, std::string* err) 
   *type = ft == AE_IFREG   ? MemberType::file
           : ft == AE_IFDIR ? MemberType::directory
                            : MemberType::other;
+  *size = archive_entry_size_is_set(e) ? static_cast<int64_t>(archive_entry_size(e)) : -1;
   return 1;
 }
 
@@ -61,6 +62,6 @@ constexpr ArchiveApi kApi{open_archive, next_member, read_data, close_archive};
 
 }  // namespace
 
-extern "C" const ArchiveApi* reflex_archive_api_v1() {
+extern "C" const ArchiveApi* reflex_archive_api_v2() {
   return &kApi;
 }

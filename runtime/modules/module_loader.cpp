@@ -77,7 +77,7 @@ const HttpApi* http_api(std::string* err) {
 }
 
 const ArchiveApi* archive_api(std::string* err) {
-  return api_of<ArchiveApi>("reflex_archive.so", "reflex_archive_api_v1", err);
+  return api_of<ArchiveApi>("reflex_archive.so", "reflex_archive_api_v2", err);
 }
 
 }  // namespace reflex

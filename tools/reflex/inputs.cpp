@@ -1,5 +1,7 @@
 #include "inputs.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <vector>
 
 #include "reflex/log_format.h"
@@ -24,7 +27,6 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bounds for an archive: a bundle is logs, not a disk image.
-constexpr uint64_t kMaxArchiveBytes = 8ull << 30;
 constexpr size_t kMaxArchiveEntries = 200000;
 
 bool ends_with(const std::string& s, const char* suf) {
@@ -129,6 +131,10 @@ void add_input_options(CLI::App& app, InputOptions* opts, std::vector<std::strin
   app.add_option("--timezone", opts->timezone,
                  "zone of zone-less times for hosts without a timezone file: +05:30, UTC or an "
                  "IANA name (default UTC)");
+  app.add_option("--max-unpack", opts->max_unpack,
+                 "largest total an archive may unpack to, in bytes (default 8 GiB; also at most "
+                 "1000 times the archive's own size unless raised here)")
+      ->check(CLI::PositiveNumber);
   app.add_option("input", *inputs,
                  "an incident bundle directory (interfaces.md §3), a directory of hosts' logs, a "
                  ".tar.gz of either, or log files (- = standard input)");
@@ -141,10 +147,47 @@ bool is_archive_name(const std::string& p) {
   return false;
 }
 
+namespace {
+
+// The temporary directory, for the signal handler: an interrupted run (an
+// unpack of gigabytes, a long diagnosis) must not leave it behind.
+char g_tmp_dir[4096];
+
+extern "C" void remove_tmp_and_die(int sig) {
+  // Only async-signal-safe calls: fork, execve, waitpid, signal, raise.
+  if (g_tmp_dir[0]) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      char rm[] = "/bin/rm", rf[] = "-rf", dd[] = "--";
+      char* argv[] = {rm, rf, dd, g_tmp_dir, nullptr};
+      char* envp[] = {nullptr};
+      ::execve(rm, argv, envp);
+      ::_exit(127);
+    }
+    if (pid > 0) ::waitpid(pid, nullptr, 0);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void remove_tmp_on_signals(const std::string& dir) {
+  if (dir.size() >= sizeof g_tmp_dir) return;  // left to the destructor alone
+  std::memcpy(g_tmp_dir, dir.c_str(), dir.size() + 1);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction sa {};
+    sa.sa_handler = remove_tmp_and_die;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+}  // namespace
+
 InputSet::~InputSet() {
   if (!tmp_.empty()) {
     std::error_code ec;
     fs::remove_all(tmp_, ec);
+    g_tmp_dir[0] = '\0';
   }
 }
 
@@ -156,6 +199,7 @@ bool InputSet::make_tmp(std::string* error) {
     return false;
   }
   tmp_ = base;
+  remove_tmp_on_signals(tmp_);
   return true;
 }
 
@@ -348,6 +392,25 @@ bool InputSet::add_dir(const std::string& dir, const std::string& shown, std::st
   return true;
 }
 
+namespace {
+
+// A tar bomb is refused by size and by ratio: at most `max_unpack` bytes,
+// and at most kMaxUnpackRatio times the archive's own size (logs compress
+// 5-50x; a storm more) unless --max-unpack was raised past the default.
+constexpr uint64_t kMaxUnpackRatio = 1000;
+constexpr uint64_t kDefaultMaxUnpack = uint64_t(8) << 30;
+
+uint64_t unpack_cap(const std::string& archive, uint64_t max_unpack) {
+  if (max_unpack != kDefaultMaxUnpack) return max_unpack;
+  std::error_code ec;
+  const uint64_t size = fs::file_size(archive, ec);
+  if (ec || size == 0) return max_unpack;
+  const uint64_t by_ratio = std::max<uint64_t>(size * kMaxUnpackRatio, uint64_t(64) << 20);
+  return std::min(max_unpack, by_ratio);
+}
+
+}  // namespace
+
 bool InputSet::unpack(const std::string& archive, std::string* error) {
   std::string why;
   const ArchiveApi* ar = archive_api(&why);
@@ -368,14 +431,17 @@ bool InputSet::unpack(const std::string& archive, std::string* error) {
     auto t = fs::last_write_time(archive, tec);
     if (!tec) archive_time = t;
   }
+  const uint64_t cap = unpack_cap(archive, opts_.max_unpack);
   uint64_t bytes = 0;
   size_t entries = 0, skipped = 0;
   bool ok = true;
   std::vector<char> buf(1 << 16);
   std::string name;
   MemberType type = MemberType::other;
+  int64_t declared = -1;
+  std::set<std::string> members;
   int r;
-  while ((r = ar->next(a, &name, &type, &why)) == 1) {
+  while ((r = ar->next(a, &name, &type, &declared, &why)) == 1) {
     if (++entries > kMaxArchiveEntries) {
       *error = archive + ": more than " + std::to_string(kMaxArchiveEntries) + " entries";
       ok = false;
@@ -386,6 +452,21 @@ bool InputSet::unpack(const std::string& archive, std::string* error) {
       if (type != MemberType::directory) ++skipped;  // links, devices, "../x"
       continue;
     }
+    // tar keeps the last of two members of one name: which one was meant
+    // (a second topology.json) is not for the reader to guess.
+    if (!members.insert(rel).second) {
+      *error = archive + ": '" + rel + "' is in the archive twice";
+      ok = false;
+      break;
+    }
+    // Refused on its header, before a byte of it is written.
+    if (declared > 0 && bytes + uint64_t(declared) > cap) {
+      *error = archive + ": '" + rel + "' would unpack past " + std::to_string(cap) +
+               " bytes (the archive's total so far " + std::to_string(bytes) + " + " +
+               std::to_string(declared) + "); --max-unpack raises the limit";
+      ok = false;
+      break;
+    }
     fs::path dst = fs::path(tmp_) / "unpacked" / rel;
     std::error_code ec;
     fs::create_directories(dst.parent_path(), ec);
@@ -393,16 +474,17 @@ bool InputSet::unpack(const std::string& archive, std::string* error) {
     long n;
     while ((n = ar->read(a, buf.data(), buf.size(), &why)) > 0) {
       bytes += static_cast<uint64_t>(n);
-      if (bytes > kMaxArchiveBytes) break;
+      if (bytes > cap) break;  // a header that declared less than its data
       out.write(buf.data(), n);
     }
     out.close();
     if (archive_time) fs::last_write_time(dst, *archive_time, ec);  // the year of last resort
-    if (n < 0 || bytes > kMaxArchiveBytes || !out) {
+    if (n < 0 || bytes > cap || !out) {
       *error = archive + ": " +
-               (bytes > kMaxArchiveBytes ? std::string("more than 8 GiB unpacked")
-                : n < 0                  ? why
-                                         : "cannot write " + dst.string());
+               (bytes > cap ? "more than " + std::to_string(cap) +
+                                  " bytes unpacked; --max-unpack raises the limit"
+                : n < 0 ? why
+                        : "cannot write " + dst.string());
       ok = false;
       break;
     }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,6 +22,9 @@ struct InputOptions {
   std::string host;         // --host: the host of lines without a host field
   std::optional<int> year;  // --year: the year of year-less times (beats inference)
   std::string timezone;     // --timezone: the zone of zone-less times (hosts without their own)
+  // --max-unpack: what an archive may unpack to, at most (bytes); its members'
+  // declared sizes are checked against it before anything is written.
+  uint64_t max_unpack = uint64_t(8) << 30;
 };
 
 class InputSet {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace reflex {
@@ -16,8 +17,10 @@ enum class MemberType { file, directory, other };
 struct ArchiveApi {
   // An open archive, or nullptr and *err.
   void* (*open)(const std::string& path, std::string* err);
-  // The next member's path and type: 1; 0 at the end; -1 when damaged (*err).
-  int (*next)(void* archive, std::string* path, MemberType* type, std::string* err);
+  // The next member's path, type and size as its header declares it (-1 when
+  // it declares none): 1; 0 at the end; -1 when damaged (*err). The size lets
+  // the caller refuse a member before writing any of it.
+  int (*next)(void* archive, std::string* path, MemberType* type, int64_t* size, std::string* err);
   // Up to n bytes of the current member's data: their number, 0 at its end,
   // -1 on an error (*err).
   long (*read)(void* archive, char* buf, size_t n, std::string* err);
@@ -31,4 +34,4 @@ const ArchiveApi* archive_api(std::string* err);
 }  // namespace reflex
 
 // The module's one exported symbol.
-extern "C" const reflex::ArchiveApi* reflex_archive_api_v1();
+extern "C" const reflex::ArchiveApi* reflex_archive_api_v2();
