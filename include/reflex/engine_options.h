@@ -22,6 +22,13 @@ struct EngineOptions {
   size_t max_nodes = 50000;              // per incident graph
   size_t max_unexplained = 50;
   size_t max_events = 4000000;  // streaming retention; the oldest half is dropped beyond it
+  // Streaming: fault evidence the KB rates major or critical that no open
+  // incident of its job (or host) covers opens an incident of its own,
+  // diagnosed after settle_s with a null trigger as diagnose_all() does; a
+  // later job symptom joins it. An answer that no longer names what it named
+  // (healed, or now a job incident's) is followed by an empty revision of
+  // its id. Off: only job-level symptoms open incidents.
+  bool fault_incidents = false;
   IngestOptions ingest;
 };
 

@@ -15,8 +15,8 @@ struct IngestOptions {
   size_t max_line_bytes = 1 << 20;  // longer lines are truncated and counted
   double default_dedup_s = 0;       // dedup window for signatures without one
   // Files of text formats are scanned a chunk at a time and only lines that
-  // can match are parsed (docs/architecture.md, "Where a log line goes"). false = parse every line (tests,
-  // exact per-line format counters).
+  // can match are parsed (docs/architecture.md, "Where a log line goes"). false = parse every line
+  // (tests, exact per-line format counters).
   bool chunk_mode = true;
   // read_bundle: files read by this many threads, merged in walk order
   // (events, storms, counters and notes identical to one thread).
@@ -26,6 +26,13 @@ struct IngestOptions {
   // file when reading with threads). `reflex events --unrecognized` raises both.
   size_t unrecognized_samples = 10;
   uint64_t unrecognized_per_suspect = 3;
+  // Streaming (the agent, `reflex watch`): a dedup fold's first line is
+  // emitted at once (the event the fold would be if it closed now); when the
+  // fold closes having grown, it is emitted again with its count/first/last:
+  // an update of that event (same name, device, evidence, time and line),
+  // which an engine with this option merges into it instead of adding one.
+  // Off (batch): a fold is emitted once, when it closes.
+  bool announce_folds = false;
 };
 
 // A line that looked like fault evidence but matched no signature.

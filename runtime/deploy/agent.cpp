@@ -9,12 +9,19 @@
 // it). This file composes the sources (agent_files.h, agent_journal.h,
 // agent_kmsg.h) with the publisher (agent_publisher.h) and runs the rounds.
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -28,6 +35,7 @@
 #include "agent_reading.h"
 #include "agent_types.h"
 #include "deploy_codec.h"
+#include "reflex/artifact.h"
 #include "reflex/bus.h"
 #include "reflex/deploy/agent.h"
 #include "reflex/deploy/daemon.h"
@@ -106,10 +114,16 @@ struct Agent {
   bool full() const { return out.full(); }
 
   void queue_event(Event&& ev) {
+    // A fold's first sighting re-read after a restart was published then.
+    if (ev.count == 1 && rd.replaying) return;
     metrics.add("reflex_agent_events_total", 1, Metrics::label("signature", ev.name));
     Pending p;
     p.shard = shard_of(ev, rd.topo);
-    p.rec.id = event_id(ev, "");
+    // A fold's first sighting goes out at once and its closing update later
+    // (IngestOptions::announce_folds): the update carries the same event with
+    // a larger count, so its id names the count (a redelivery of either is
+    // still recognized; the diagnoser's engine merges the update).
+    p.rec.id = event_id(ev, ev.count > 1 ? "count=" + std::to_string(ev.count) : std::string());
     p.rec.payload = encode_event(ev);
     p.queued = Clock::now();
     out.add_event(std::move(p));
@@ -203,10 +217,12 @@ void declare_agent_metrics(Metrics& metrics) {
 
 // Redis Streams when a URL is given, else events printed on stdout; null
 // (after a message) when the URL is bad.
-std::unique_ptr<bus::EventBus> make_agent_bus(const std::string& redis_url, size_t maxlen) {
+std::unique_ptr<bus::EventBus> make_agent_bus(const std::string& redis_url, size_t maxlen,
+                                              int min_replicas) {
   if (redis_url.empty()) return std::make_unique<StdoutBus>();
   bus::Options bopts;
   bopts.maxlen = maxlen;
+  bopts.min_replicas = min_replicas;
   std::string err;
   auto b = bus::make_redis_bus(redis_url, bopts, &err);
   if (!b) log(Level::error, "--redis: " + err);
@@ -246,19 +262,111 @@ struct StdinEnvelopes {
   }
 };
 
+// Wakes the loop when a followed file or directory changes (inotify on the
+// directories: they report their files' appends, creations, renames and
+// deletions, so rotation and truncation are seen as well), instead of
+// waiting a whole --poll. Unavailable (no inotify, out of watches) or off:
+// the loop sleeps --poll, as it always did.
+class ChangeWatch {
+ public:
+  enum class Woke { timeout, change, names };  // names: files created, renamed, deleted
+
+  explicit ChangeWatch(bool on) {
+    if (!on) return;
+    fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd_ < 0)
+      log(Level::warn, std::string("inotify unavailable (") + std::strerror(errno) +
+                           "): followed files are checked every --poll");
+  }
+  ~ChangeWatch() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ChangeWatch(const ChangeWatch&) = delete;
+  ChangeWatch& operator=(const ChangeWatch&) = delete;
+
+  // Each followed directory, and each followed file's directory, once it
+  // exists (again after it was replaced). Cheap to repeat: the kernel returns
+  // the watch a directory already has.
+  void watch(const std::vector<std::string>& follows) {
+    if (fd_ < 0) return;
+    constexpr uint32_t kMask = IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_CREATE | IN_MOVED_TO |
+                               IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF;
+    for (const std::string& p : follows) {
+      struct stat st {};
+      std::string dir = p;
+      if (::stat(p.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        dir = std::filesystem::path(p).parent_path().string();
+        if (dir.empty()) dir = ".";
+      }
+      int wd = ::inotify_add_watch(fd_, dir.c_str(), kMask);
+      if (wd < 0 && !warned_[dir]) {
+        warned_[dir] = true;  // once per directory: it may not exist yet
+        log(Level::info, "inotify: " + dir + ": " + std::strerror(errno) +
+                             " (checked every --poll until it can be watched)");
+      }
+    }
+  }
+
+  // Up to d, or until a change or a stop signal.
+  Woke wait(std::chrono::milliseconds d) {
+    if (fd_ < 0) {
+      sleep_unless_stopped(d);
+      return Woke::timeout;
+    }
+    auto end = Clock::now() + d;
+    while (!g_daemon_stop) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now());
+      if (left.count() <= 0) return Woke::timeout;
+      // Slices of at most 50 ms: a stop signal is seen even where poll() restarts.
+      struct pollfd pfd {
+        fd_, POLLIN, 0
+      };
+      int r = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 50)));
+      if (r > 0) return drain();
+    }
+    return Woke::timeout;
+  }
+
+ private:
+  Woke drain() {
+    Woke w = Woke::change;
+    alignas(struct inotify_event) char buf[16384];
+    for (;;) {
+      ssize_t n = ::read(fd_, buf, sizeof buf);
+      if (n <= 0) break;
+      for (ssize_t at = 0; at < n;) {
+        const auto* e = reinterpret_cast<const struct inotify_event*>(buf + at);
+        if (e->mask & (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_DELETE_SELF |
+                       IN_MOVE_SELF | IN_IGNORED | IN_Q_OVERFLOW))
+          w = Woke::names;
+        at += static_cast<ssize_t>(sizeof(struct inotify_event) + e->len);
+      }
+    }
+    return w;
+  }
+
+  int fd_ = -1;
+  std::map<std::string, bool> warned_;
+};
+
 // Reads and publishes until stopped (or, with once, until everything is read
 // and published).
-void agent_loop(Agent& a, Metrics& metrics, const std::vector<std::string>& follows, bool use_stdin,
-                bool once, std::chrono::milliseconds poll_ms) {
+void agent_loop(Agent& a, Metrics& metrics, Health& health, const std::vector<std::string>& follows,
+                bool use_stdin, bool once, std::chrono::milliseconds poll_ms, bool inotify) {
+  ChangeWatch changes(inotify && !follows.empty());
+  bool rescan = false;
   StdinEnvelopes in;
   in.open = use_stdin;
   if (use_stdin) ::fcntl(0, F_SETFL, ::fcntl(0, F_GETFL) | O_NONBLOCK);
   auto last_discover = Clock::now() - std::chrono::hours(1);
   bool was_full = false;
   while (!g_daemon_stop) {
-    if (Clock::now() - last_discover > std::chrono::seconds(1)) {
+    health.beat();
+    if (rescan || Clock::now() - last_discover > std::chrono::seconds(1)) {
       a.files.discover(follows);
+      changes.watch(follows);
       last_discover = Clock::now();
+      rescan = false;
     }
     bool any = false;
     if (!a.full()) any |= a.files.read_files();
@@ -275,13 +383,15 @@ void agent_loop(Agent& a, Metrics& metrics, const std::vector<std::string>& foll
     // Folds close by time and by other files' later lines, too.
     a.advance_checkpoints();
     bool drained = a.publish();
+    a.out.probe();
+    health.set_ready(a.out.bus_ok, a.out.bus_why);
     a.refresh_stats();
     if (once && !any && !in.open && !a.journal.running() && drained) {
       a.ing.finish();
       a.mark_all_read();
       if (a.out.pending_events == 0 && a.publish()) break;
     }
-    if (!any) sleep_unless_stopped(poll_ms);
+    if (!any) rescan = changes.wait(poll_ms) == ChangeWatch::Woke::names;
   }
 }
 
@@ -314,19 +424,23 @@ using agent::make_agent_bus;
 using agent::stop_agent;
 
 int run_agent(const AgentConfig& cfg, const KnowledgeBase& kb, const Topology& topo) {
-  std::unique_ptr<bus::EventBus> bus = make_agent_bus(cfg.redis_url, cfg.maxlen);
+  std::unique_ptr<bus::EventBus> bus =
+      make_agent_bus(cfg.redis_url, cfg.maxlen, cfg.redis_min_replicas);
   if (!bus) return 2;
   Metrics metrics;
   declare_agent_metrics(metrics);
+  metrics.standard(engine_version());
+  Health health;
   MetricsServer server;
   std::string err;
-  if (!cfg.metrics.empty() && !server.start(cfg.metrics, &metrics, &err)) {
+  if (!cfg.metrics.empty() && !server.start(cfg.metrics, &metrics, &health, &err)) {
     log(Level::error, err);
     return 2;
   }
 
   IngestOptions iopts;
   iopts.strict_transport = cfg.strict_transport;
+  iopts.announce_folds = true;  // a dedup window never delays the first sighting
   Agent a(kb, topo, *bus, metrics, iopts);
   a.rd.host = cfg.host;
   a.rd.year = cfg.year;
@@ -350,7 +464,7 @@ int run_agent(const AgentConfig& cfg, const KnowledgeBase& kb, const Topology& t
     return 2;
   }
 
-  agent_loop(a, metrics, cfg.follows, cfg.use_stdin, cfg.once, cfg.poll);
+  agent_loop(a, metrics, health, cfg.follows, cfg.use_stdin, cfg.once, cfg.poll, cfg.inotify);
   stop_agent(a);
   return 0;
 }

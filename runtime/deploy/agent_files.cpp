@@ -71,7 +71,7 @@ void FileFollower::open_file(const std::string& path, const struct stat& st) {
   f.key = key;
   f.path = path;
   f.fd = fd;
-  f.evidence = "hosts/" + rd_.host + "/" + fs::path(path).filename().string();
+  f.evidence = Reading::file_evidence(path);
   if (auto r = positions_.resume.find(key); r != positions_.resume.end()) {
     const Pending& p = r->second;
     bool same = true;  // the inode may have been reused by another file since
@@ -86,6 +86,7 @@ void FileFollower::open_file(const std::string& path, const struct stat& st) {
       positions_.add_ghost(p);
     } else if (static_cast<uint64_t>(st.st_size) >= p.pos.offset) {
       f.read = p.pos;
+      f.sent_line = p.sent_line;
       if (!p.evidence.empty()) f.evidence = p.evidence;
       // Closed and found again in this process: its checkpoint stays
       // behind the folds its lines opened.
@@ -171,6 +172,7 @@ bool FileFollower::read_file(Followed& f) {
     rd_.metrics.add("reflex_agent_truncations_total");
     f.read = {};
     f.safe = {};
+    f.sent_line = 0;  // new lines under old numbers
     f.head_bytes.clear();
     f.fed_from.reset();
   }
@@ -211,7 +213,9 @@ void FileFollower::feed_lines(Followed& f, const std::string& buf, size_t usable
       if (raw.size() > kMaxLine) raw = raw.substr(0, kMaxLine);
       if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
       LogRecord rec;
+      rd_.replaying = f.read.line <= f.sent_line;
       if (f.parser->parse(raw, f.read.line, &rec)) rd_.ing.feed_record(rec);
+      rd_.replaying = false;
     } else {
       --f.read.line;  // the tail of a cut line is not a line of its own
       --lines;
@@ -238,6 +242,7 @@ void FileFollower::queue_marker(Followed& f) {
   m.marker = true;
   m.key = f.key;
   m.pos = f.safe;
+  m.sent_line = f.read.line;
   m.path = f.path;
   m.evidence = f.evidence;
   m.print = print_at(f, f.safe);
@@ -295,11 +300,31 @@ void FileFollower::settle_closed(bool all) {
 bool FileFollower::read_files() {
   settle_closed(false);
   bool any = false;
-  for (auto it = files_.begin(); it != files_.end();) {
+  // Least recently written first, and none newer while an older one has
+  // more than a chunk left: a rotated file is finished before the file that
+  // replaced it, in every round and after a restart alike, so a storm fold
+  // spanning the rotation begins with the same line each time (a fold's
+  // first sighting is published at once; another first line would count
+  // the fold again). The file being written (the newest) is never held back.
+  std::vector<std::pair<int64_t, FileKey>> order;
+  order.reserve(files_.size());
+  for (const auto& [k, f] : files_) {
+    struct stat st {};
+    order.emplace_back(::fstat(f.fd, &st) == 0 ? mtime_ns(st) : 0, k);
+  }
+  std::sort(order.begin(), order.end());
+  bool older_unfinished = false;
+  for (const auto& [mtime, key] : order) {
+    auto it = files_.find(key);
+    if (it == files_.end()) continue;
     Followed& f = it->second;
-    if (out_.full()) break;
+    if (out_.full() || older_unfinished) break;
     bool got = read_file(f);
     any |= got;
+    struct stat now {};
+    if (got && !f.gz && ::fstat(f.fd, &now) == 0 &&
+        static_cast<uint64_t>(now.st_size) > f.read.offset + kReadChunk / 2)
+      older_unfinished = true;
     if (!got && f.gz && f.complete && f.carry.empty()) {
       log(Level::info, f.path + ": compressed file read to its end, closing");
       struct stat st {};
@@ -321,7 +346,7 @@ bool FileFollower::read_files() {
       gzclose(f.gzf);
       ::close(f.fd);
       positions_.resume[f.key] = std::move(done);
-      it = files_.erase(it);
+      files_.erase(it);
       continue;
     }
     if (!got && !f.gz && (f.rotated || gone(f))) {
@@ -340,10 +365,9 @@ bool FileFollower::read_files() {
       ::close(f.fd);
       positions_.resume[f.key] = std::move(again);
       // Its committed position stays until its last events are durable.
-      it = files_.erase(it);
+      files_.erase(it);
       continue;
     }
-    ++it;
   }
   return any;
 }

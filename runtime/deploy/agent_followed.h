@@ -19,7 +19,7 @@ namespace reflex::deploy::agent {
 struct Followed {
   FileKey key;
   std::string path;      // current name
-  std::string evidence;  // "hosts/<host>/<name when first seen>", kept across renames
+  std::string evidence;  // the absolute path it was first read by, kept across renames
   int fd = -1;
   Position read;          // next byte to read, lines consumed
   Position safe;          // everything before it is emitted (no open fold starts earlier)
@@ -40,6 +40,7 @@ struct Followed {
   bool waiting_said = false;
   std::optional<FileKey> supersedes;  // the file whose position this one continues
   std::optional<uint64_t> fed_from;   // the first line this process fed from it
+  uint64_t sent_line = 0;  // lines up to it were published before a restart (Pending::sent_line)
 };
 
 // Up to n bytes of a plain file from offset at.

@@ -131,7 +131,7 @@ void FileFollower::open_gz(const std::string& path, const struct stat& st) {
     remember_done(key, path, st, f.head_bytes, true);
     return;
   }
-  f.evidence = "hosts/" + rd_.host + "/" + fs::path(path).filename().string();
+  f.evidence = Reading::file_evidence(path);
   if (known) {
     if (!known->evidence.empty()) f.evidence = known->evidence;
     if (known->pos.offset > 0) {
@@ -158,7 +158,7 @@ void FileFollower::remember_done(const FileKey& key, const std::string& path, co
   p.marker = true;
   p.key = key;
   p.path = path;
-  p.evidence = "hosts/" + rd_.host + "/" + fs::path(path).filename().string();
+  p.evidence = Reading::file_evidence(path);
   p.gz = gz;
   p.done = true;
   p.size = static_cast<uint64_t>(st.st_size);
@@ -229,7 +229,7 @@ bool FileFollower::read_gz(Followed& f) {
       f.supersedes.reset();
       f.read = f.safe = {};
       f.fed_from.reset();
-      f.evidence = "hosts/" + rd_.host + "/" + fs::path(f.path).filename().string();
+      f.evidence = Reading::file_evidence(f.path);
       begin_parser(f);
       return true;
     }

@@ -33,6 +33,7 @@ bool Positions::load(std::string* err) {
     p.key.ino = f.value("ino", uint64_t{0});
     p.pos.offset = f.value("offset", uint64_t{0});
     p.pos.line = f.value("line", uint64_t{0});
+    p.sent_line = f.value("sent_line", uint64_t{0});
     p.safe = p.pos;
     p.path = f.value("path", "");
     p.evidence = f.value("evidence", "");
@@ -79,6 +80,7 @@ void Positions::write(const std::function<bool(const FileKey&)>& is_open, size_t
                           {"evidence", p.evidence},
                           {"offset", p.pos.offset},
                           {"line", p.pos.line},
+                          {"sent_line", p.sent_line},
                           {"cursor", p.cursor},
                           {"head_len", p.print.head_len},
                           {"head", p.print.head},

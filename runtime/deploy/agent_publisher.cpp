@@ -51,8 +51,31 @@ bool Publisher::open_spool(const std::string& spool_dir, const std::string& stat
   return true;
 }
 
+void Publisher::reached() {
+  backoff.succeeded();
+  bus_ok = true;
+  bus_why = "publishing to " + bus.describe();
+  last_contact_ = std::chrono::steady_clock::now();
+}
+
+void Publisher::probe() {
+  if (pending_events > 0 || (spool && spool->events() > 0) || !backoff.ready()) return;
+  if (bus_ok && std::chrono::steady_clock::now() - last_contact_ < std::chrono::seconds(5)) return;
+  std::string err;
+  if (bus.ping(&err)) {
+    reached();
+    return;
+  }
+  backoff.failed();
+  bus_ok = false;
+  bus_why = bus.describe() + ": " + err;
+  log_limited(Level::warn, "ping", "bus " + bus.describe() + " unreachable: " + err);
+}
+
 void Publisher::publish_failed(const std::string& err) {
   backoff.failed();
+  bus_ok = false;
+  bus_why = bus.describe() + ": " + err;
   metrics.add("reflex_agent_publish_failures_total");
   uint64_t spooled = spool ? spool->events() : 0;
   log_limited(Level::warn, "publish",
@@ -80,7 +103,7 @@ bool Publisher::drain_spool() {
       publish_failed(err);
       break;
     }
-    backoff.succeeded();
+    reached();
     // A failed head write re-delivers these after a restart (same ids).
     if (!spool->consume(&err)) log_limited(Level::error, "spool", "spool: " + err);
     published += out.size();
@@ -190,7 +213,7 @@ void Publisher::send() {
       publish_failed(err);
       break;
     }
-    backoff.succeeded();
+    reached();
     for (size_t i = 0; i < items; ++i) {
       Pending& p = pending.front();
       if (p.marker) {

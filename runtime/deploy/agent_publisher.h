@@ -53,8 +53,16 @@ struct Publisher {
   // Memory full (or, with all, at stop): every event in memory goes to the spool.
   void spill(bool all);
   void spool_metrics();
+  // For /readyz: whether the bus took the last batch or answered the last
+  // ping, and why not. Idle (nothing to send), the bus is pinged every few
+  // seconds so a Redis that went away shows before the next event.
+  bool bus_ok = false;
+  std::string bus_why = "the bus has not been reached yet";
+  void probe();
 
  private:
+  std::chrono::steady_clock::time_point last_contact_{};
+  void reached();
   void publish_failed(const std::string& err);
   bool drain_spool();
   bool spill_chunk(size_t keep, size_t max);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,9 +30,22 @@ struct Reading {
   std::optional<int> year;
   std::optional<int64_t> boot_time;
   FormatOptions fopts;  // followed files and the journal: --strict-transport as for envelopes
+  // While a line published before a restart is fed again (Pending::sent_line):
+  // a first sighting it announces was published then and is not queued again.
+  bool replaying = false;
   FormatStats fstats;
 
-  // A parser for one source (evidence name hosts/<host>/<name>), begun.
+  // A followed file's evidence name: the path the agent read it by, made
+  // absolute (not resolved through links), so a diagnosis points an operator
+  // at that file on that host ("/var/log/kern.log:812"), not at a bundle
+  // layout that does not exist there.
+  static std::string file_evidence(const std::string& path) {
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::absolute(path, ec);
+    return (ec ? std::filesystem::path(path) : p).lexically_normal().string();
+  }
+
+  // A parser for one source (its evidence name), begun.
   std::unique_ptr<LineParser> parser(const std::string& evidence,
                                      std::optional<int64_t> boot_time_us) {
     auto p = std::make_unique<LineParser>(topo, fopts, &fstats);

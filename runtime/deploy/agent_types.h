@@ -61,7 +61,12 @@ struct Pending {
   Clock::time_point queued;
   // Files: what recognizes the file's content at pos, and what it was.
   Print print;
-  Position safe;          // in-process resume entries: checkpoint behind pos (open folds)
+  Position safe;  // in-process resume entries: checkpoint behind pos (open folds)
+  // Files: the line read when this checkpoint was queued. Every event of
+  // the lines up to it was accepted with the checkpoint, first sightings of
+  // folds still open included: after a restart, which re-reads from pos to
+  // recount those folds, they are not announced again.
+  uint64_t sent_line = 0;
   bool gz = false;        // a compressed file
   bool done = false;      // a compressed file read to its end (skipped while size and mtime hold)
   bool was_open = false;  // loaded: the file was being followed when the state was written

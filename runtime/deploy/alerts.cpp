@@ -44,7 +44,10 @@ void AlertSink::update(const std::string& shard, const Diagnosis& d, const Topol
                                                  {"fault_class", rc.fault_class},
                                                  {"remediation", rc.remediation},
                                                  {"job", job},
-                                                 {"severity", to_string(rc.severity)}};
+                                                 {"severity", to_string(rc.severity)},
+                                                 // No job-level symptom (null trigger): a
+                                                 // node or device condition, not a job's.
+                                                 {"kind", d.trigger ? "job" : "node"}};
     std::string fp = d.incident;
     for (auto& [k, v] : labels) fp += "\x1f" + k + "=" + v;
     current[fp] = true;

@@ -5,9 +5,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <sstream>
 
 #include "reflex/modules/http_api.h"
 
@@ -174,13 +174,26 @@ std::string Metrics::label(const std::string& key, const std::string& value) {
   return "{" + key + "=\"" + v + "\"}";
 }
 
+// Shortest round trip, as Go's strconv.FormatFloat(v, 'g', -1) and
+// Python's repr: precision(17) printed 0.05 as 0.050000000000000003.
+std::string prom_number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char b[64];
+  auto r = std::to_chars(b, b + sizeof b, v);
+  return std::string(b, r.ptr);
+}
+
+void Metrics::standard(const std::string& version) {
+  gauge("reflex_build_info", "The reflex build: its version, as a label; always 1.");
+  set("reflex_build_info", 1, label("version", version));
+  std::lock_guard<std::mutex> lk(mu_);
+  process_ = true;
+}
+
 namespace {
 std::string num(double v) {
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  std::ostringstream o;
-  o.precision(17);
-  o << v;
-  return o.str();
+  return prom_number(v);
 }
 }  // namespace
 
@@ -200,6 +213,7 @@ std::string Metrics::render() const {
     if (f.values.empty()) out += name + " 0\n";
     for (const auto& [labels, v] : f.values) out += name + labels + " " + num(v) + "\n";
   }
+  if (process_) out += render_process_metrics();
   return out;
 }
 
@@ -212,7 +226,8 @@ MetricsServer::~MetricsServer() {
   if (impl_->server) http_api(nullptr)->stop(impl_->server);
 }
 
-bool MetricsServer::start(const std::string& addr_port, const Metrics* m, std::string* err) {
+bool MetricsServer::start(const std::string& addr_port, const Metrics* m, const Health* health,
+                          std::string* err) {
   auto colon = addr_port.rfind(':');
   int port = 0;
   if (colon == std::string::npos || (port = std::atoi(addr_port.c_str() + colon + 1)) <= 0 ||
@@ -226,9 +241,22 @@ bool MetricsServer::start(const std::string& addr_port, const Metrics* m, std::s
     *err = "--metrics: " + why;
     return false;
   }
-  impl_->server = http->serve(
-      addr_port.substr(0, colon), port, "/metrics", "text/plain; version=0.0.4; charset=utf-8",
-      [m] { return m->render(); }, &why);
+  auto handler = [m, health](const std::string& path) {
+    HttpAnswer a;
+    if (path == "/metrics") {
+      a.status = 200;
+      a.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      a.body = m->render();
+    } else if (health && (path == "/healthz" || path == "/readyz")) {
+      Health::Answer h = path == "/healthz" ? health->live() : health->ready();
+      a.status = h.status;
+      a.body = h.body + "\n";
+    } else {
+      a.body = "not found; try /metrics, /healthz, /readyz\n";
+    }
+    return a;
+  };
+  impl_->server = http->serve(addr_port.substr(0, colon), port, handler, &why);
   if (!impl_->server) {
     *err = "cannot listen on " + addr_port + " for --metrics";
     return false;

@@ -105,20 +105,24 @@ class RedisDiagnoser {
   };
 
   RedisDiagnoser(Config cfg, bus::EventBus& bus, LeaseKeeper& keeper, Metrics& metrics,
-                 AlertSink& alerts)
+                 AlertSink& alerts, Health& health)
       : cfg_(std::move(cfg)),
         bus_(bus),
         keeper_(keeper),
         metrics_(metrics),
         alerts_(alerts),
+        health_(health),
         renew_every_(cfg_.ttl_ms / 3) {}
 
   // Until a stop signal; then every open incident is answered and the leases go.
   void run() {
     while (!g_daemon_stop) {
+      health_.beat();
       auto now = Clock::now();
       bool busy = false;
       if (backoff_.ready()) {
+        uint64_t errors_before = bus_errors_;
+        scanned_ = false;
         // Retry diagnoses Redis did not take.
         while (!unpublished_.empty() &&
                publish(unpublished_.front().first, unpublished_.front().second))
@@ -131,6 +135,7 @@ class RedisDiagnoser {
         renew_leases();
         trim_shards(now);
         busy = read_shards();
+        if (bus_errors_ == errors_before && scanned_) report_ready();
       }
       if (Clock::now() - last_tick_ > std::chrono::milliseconds(200)) {
         last_tick_ = Clock::now();
@@ -143,7 +148,20 @@ class RedisDiagnoser {
   }
 
  private:
+  // Ready: a round with a scan of the shards (each second) reached Redis in
+  // every call; the diagnoser then holds leases or waits for some. Rounds
+  // between scans keep the last verdict.
+  void report_ready() {
+    health_.set_ready(true, shards_.empty()
+                                ? "waiting for leases (" + std::to_string(known_shards_) +
+                                      " shard(s) known, none free within this diagnoser's share)"
+                                : "holding " + std::to_string(shards_.size()) + " of " +
+                                      std::to_string(known_shards_) + " shard(s)");
+  }
+
   void bus_error(const std::string& what, const std::string& e) {
+    ++bus_errors_;
+    health_.set_ready(false, what + ": " + e);
     metrics_.add("reflex_watch_bus_errors_total");
     backoff_.failed();
     log_limited(Level::warn, "bus:" + what, what + ": " + e);
@@ -231,6 +249,7 @@ class RedisDiagnoser {
       return;
     }
     known_shards_ = names.size();
+    scanned_ = true;
     for (const std::string& n : names) {
       if (shards_.size() >= share()) break;
       if (shards_.count(n)) continue;
@@ -476,6 +495,9 @@ class RedisDiagnoser {
   LeaseKeeper& keeper_;
   Metrics& metrics_;
   AlertSink& alerts_;
+  Health& health_;
+  uint64_t bus_errors_ = 0;  // bus_error() calls, for readiness
+  bool scanned_ = false;     // this round's shard scan went through
   const std::chrono::milliseconds renew_every_;
   std::map<std::string, Shard> shards_;
   std::deque<std::pair<std::string, Diagnosis>> unpublished_;  // Redis was down
@@ -499,8 +521,10 @@ int run_diagnoser(const DiagnoserConfig& dc, std::shared_ptr<const KnowledgeBase
 
   Metrics metrics;
   declare_watch_metrics(metrics);
+  metrics.standard(engine_version());
+  Health health;
   MetricsServer server;
-  if (!dc.metrics.empty() && !server.start(dc.metrics, &metrics, &err)) {
+  if (!dc.metrics.empty() && !server.start(dc.metrics, &metrics, &health, &err)) {
     log(Level::error, err);
     return 2;
   }
@@ -512,6 +536,8 @@ int run_diagnoser(const DiagnoserConfig& dc, std::shared_ptr<const KnowledgeBase
   cfg.kb = std::move(kb);
   cfg.topo = topo;
   cfg.opts = dc.engine;
+  // A GPU off the bus alerts before (or without) a job failing on it.
+  cfg.opts.fault_incidents = true;
   cfg.owner = dc.owner;
   cfg.ttl_ms = dc.ttl_ms;
   cfg.read_batch = dc.read_batch;
@@ -523,7 +549,7 @@ int run_diagnoser(const DiagnoserConfig& dc, std::shared_ptr<const KnowledgeBase
     return 2;
   }
   LeaseKeeper keeper(std::move(lease_bus), cfg.owner, cfg.ttl_ms);
-  RedisDiagnoser diagnoser(std::move(cfg), *bus, keeper, metrics, alerts);
+  RedisDiagnoser diagnoser(std::move(cfg), *bus, keeper, metrics, alerts, health);
   diagnoser.run();
   return 0;
 }

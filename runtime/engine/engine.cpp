@@ -12,6 +12,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "fold_updates.h"
 #include "index.h"
 #include "reflex/artifact.h"
 #include "reflex/event_json.h"
@@ -230,6 +231,11 @@ struct Engine::Impl {
     int64_t deadline = kNoWall;
     std::chrono::steady_clock::time_point steady_deadline;
     bool dirty = true, emitted = false;
+    // Opened by fault evidence (EngineOptions::fault_incidents): its faults
+    // (name|device|evidence) and the incident ids it answered with.
+    bool by_fault = false;
+    std::set<std::string> faults;
+    std::vector<std::string> answered;
   };
   std::vector<Incident> open;
   std::map<std::string, std::pair<int, std::string>> revisions;  // incident id -> (rev, signature)
@@ -242,6 +248,9 @@ struct Engine::Impl {
       relevant.insert(in.id(r.cause));
       relevant.insert(in.id(r.effect));
     }
+    if (o.fault_incidents)  // a clear re-answers a fault incident (healed)
+      for (auto& s : kb->signatures)
+        for (auto& c : s.cleared_by) relevant.insert(in.id(c));
   }
 
   // Built on the first line, envelope or bundle, not with the engine: an
@@ -302,15 +311,17 @@ struct Engine::Impl {
            std::chrono::microseconds(static_cast<int64_t>(o.settle_s * 1e6));
   }
 
+  engine::FoldUpdates updates;  // IngestOptions::announce_folds (fold_updates.h)
   void on_event(Event&& ev) {
-    if (tap) tap(ev);
-    uint32_t i = ix->add(std::move(ev));
-    ++st.events;
+    uint32_t u = o.ingest.announce_folds ? updates.merge(*ix, in, ev) : engine::kNone;
+    if (u == engine::FoldUpdates::kUnchanged) return;
+    if (tap && u == engine::kNone) tap(ev);
+    uint32_t i = u != engine::kNone ? u : (++st.events, ix->add(std::move(ev)));
     const auto& r = ix->rec(i);
-    if (r.has_wall()) watermark = std::max(watermark, r.hi);
+    if (r.has_wall()) watermark = std::max(watermark, u != engine::kNone ? updates.last(i) : r.hi);
     int64_t t = r.has_wall() ? r.lo : watermark;
     int64_t settle = static_cast<int64_t>(o.settle_s * 1e6);
-    if (ki->is_symptom(r.name)) {
+    if (ki->is_symptom(r.name) && u == engine::kNone) {
       ++st.symptoms;
       std::string key = engine::job_key(*ix, i, *topo);
       int64_t gap = static_cast<int64_t>(o.incident_gap_s * 1e6);
@@ -341,9 +352,10 @@ struct Engine::Impl {
       ++st.incidents_opened;
       return;
     }
-    if (!relevant.count(r.name)) return;
     int64_t back = static_cast<int64_t>((ki->max_window_s + o.clock_skew_s) * 1e6);
     int64_t linger = static_cast<int64_t>(o.linger_s * 1e6);
+    if (o.fault_incidents) note_fault(i, t, back, linger);
+    if (!relevant.count(r.name)) return;
     for (auto& inc : open) {
       if (t != kNoWall && inc.first != kNoWall && (t < inc.first - back || t > inc.last + linger))
         continue;
@@ -356,8 +368,69 @@ struct Engine::Impl {
     }
   }
 
+  static std::string fault_key(const std::string& name, const std::string& device,
+                               const std::string& evidence) {
+    return name + "|" + device + "|" + evidence;
+  }
+
+  // Fault evidence of major or critical severity (not a fleet's background
+  // trickle) that no open incident of its job covers opens an incident.
+  void note_fault(uint32_t i, int64_t t, int64_t back, int64_t linger) {
+    const Signature* s = ki->signature(ix->rec(i).name);
+    if (!s || s->fault_class.empty() || s->background || s->severity < Severity::major) return;
+    const Event& ev = ix->ev(i);
+    std::string key = engine::job_key(*ix, i, *topo);
+    for (auto& inc : open) {
+      if (inc.key != key) continue;
+      if (t != kNoWall && inc.first != kNoWall && (t < inc.first - back || t > inc.last + linger))
+        continue;
+      if (inc.by_fault) inc.faults.insert(fault_key(ev.name, ev.device, ev.evidence));
+      return;
+    }
+    Incident inc;
+    inc.key = key;
+    inc.by_fault = true;
+    inc.faults.insert(fault_key(ev.name, ev.device, ev.evidence));
+    inc.first = inc.last = inc.activity = t;
+    inc.deadline = t == kNoWall ? kNoWall : t + static_cast<int64_t>(o.settle_s * 1e6);
+    inc.steady_deadline = steady_after_settle();
+    open.push_back(std::move(inc));
+    ++st.incidents_opened;
+  }
+
+  // A fault incident without symptoms: of the null-trigger answers over the
+  // shard's evidence, those naming its faults; then an empty revision for
+  // each id it answered with before and does not now (healed, or taken up by
+  // a job symptom's incident).
+  void fault_answers(Incident& inc, std::vector<Diagnosis>* ds) {
+    auto names_fault = [&](const Diagnosis& d) {
+      for (const RootCause& rc : d.root_causes)
+        for (const ChainLink& l : rc.chain)
+          if (inc.faults.count(fault_key(l.ev.event, l.ev.device, l.ev.evidence))) return true;
+      return false;
+    };
+    if (inc.syms.empty())
+      ds->erase(std::remove_if(ds->begin(), ds->end(),
+                               [&](const Diagnosis& d) { return !names_fault(d); }),
+                ds->end());
+    std::vector<std::string> now;
+    for (const Diagnosis& d : *ds) now.push_back(d.incident);
+    for (const std::string& id : inc.answered)
+      if (std::find(now.begin(), now.end(), id) == now.end()) {
+        Diagnosis c;
+        c.incident = id;
+        c.notes.push_back(inc.syms.empty()
+                              ? "the fault evidence no longer stands (cleared_by): resolved"
+                              : "a job-level symptom joined: answered as a job incident");
+        ds->push_back(std::move(c));
+      }
+    inc.answered = std::move(now);
+  }
+
   void diagnose_incident(Incident& inc) {
+    updates.apply(&ix, &in);
     auto ds = engine::diagnose_symptoms(*kb, *ki, *topo, *ix, inc.syms, o);
+    if (inc.by_fault) fault_answers(inc, &ds);
     for (auto& d : ds) {
       std::string sig = diag_signature(d);
       auto it = revisions.find(d.incident);
@@ -405,6 +478,7 @@ struct Engine::Impl {
   // the echoes of earlier incidents and for chatter.
   void maybe_compact() {
     if (ix->size() <= std::max(o.max_events, compact_floor)) return;
+    updates.apply(&ix, &in);
     std::vector<int64_t> times;
     times.reserve(ix->size());
     for (uint32_t i = 0; i < ix->size(); ++i)

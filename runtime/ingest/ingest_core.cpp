@@ -14,6 +14,7 @@ IngestCore::IngestCore(const KnowledgeBase& k, const Topology& t, IngestOptions 
       opts(o),
       parser(t, FormatOptions{o.strict_transport, o.max_line_bytes}, &fstats),
       storms(o.default_dedup_s, &storm_counters) {
+  storms.set_announce(o.announce_folds);
   std::string err;
   if (origin ? !matcher.share(*origin, &err) : !matcher.build(kb, &err, &notes)) {
     ok = false;

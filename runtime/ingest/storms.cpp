@@ -196,11 +196,7 @@ void StormFilter::dedup(uint32_t sig_idx, const Signature& sig, Event&& ev, cons
     Fold done = std::move(f);
     dedup_.erase(it);
     if (done.wall) deadlines_.erase({done.first + w, key});
-    if (done.wall) {
-      done.ev.first = done.first;
-      done.ev.last = done.last;
-    }
-    emit(std::move(done.ev));
+    close_fold(std::move(done), emit);
   }
   Fold nf;
   nf.first = first_t;
@@ -208,6 +204,19 @@ void StormFilter::dedup(uint32_t sig_idx, const Signature& sig, Event&& ev, cons
   nf.timed = timed;
   nf.wall = ev.time.wall.has_value();
   nf.ev = std::move(ev);
+  if (announce_) {
+    // The first sighting goes out now, as the fold would close with it alone.
+    Event now = nf.ev;
+    if (nf.wall) {
+      now.first = nf.first;
+      now.last = nf.last;
+    }
+    nf.announced = true;
+    nf.said_count = now.count;
+    nf.said_first = nf.first;
+    nf.said_last = nf.last;
+    emit(std::move(now));
+  }
   if (nf.wall) deadlines_.insert({nf.first + w, key});
   dedup_.emplace(std::move(key), std::move(nf));
   ++generation_;  // also covers the fold closed above
@@ -222,10 +231,19 @@ void StormFilter::advance(TimeUs now, const Emit& emit) {
     Fold done = std::move(it->second);
     dedup_.erase(it);
     ++generation_;
+    close_fold(std::move(done), emit);
+  }
+}
+
+void StormFilter::close_fold(Fold&& done, const Emit& emit) {
+  if (done.announced && done.ev.count == done.said_count &&
+      (!done.wall || (done.first == done.said_first && done.last == done.said_last)))
+    return;
+  if (done.wall) {
     done.ev.first = done.first;
     done.ev.last = done.last;
-    emit(std::move(done.ev));
   }
+  emit(std::move(done.ev));
 }
 
 void StormFilter::flush(const Emit& emit) {
@@ -238,13 +256,7 @@ void StormFilter::flush(const Emit& emit) {
   deadlines_.clear();
   std::sort(folds.begin(), folds.end(),
             [](const Fold& a, const Fold& b) { return a.ev.seq < b.ev.seq; });
-  for (Fold& f : folds) {
-    if (f.wall) {
-      f.ev.first = f.first;
-      f.ev.last = f.last;
-    }
-    emit(std::move(f.ev));
-  }
+  for (Fold& f : folds) close_fold(std::move(f), emit);
 }
 
 void StormFilter::for_each(const std::function<void(const Event&)>& fn) const {

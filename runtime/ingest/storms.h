@@ -30,6 +30,10 @@ class StormFilter final : public OpenStorms {
   using Emit = std::function<void(Event&&)>;
   StormFilter(double default_dedup_s, StormCounters* counters) noexcept
       : default_dedup_s_(default_dedup_s), c_(counters) {}
+  // IngestOptions::announce_folds: a fold's first line is emitted when the
+  // fold opens, and the fold again when it closes only if it grew (an update
+  // of that event, which the consumer merges).
+  void set_announce(bool on) { announce_ = on; }
 
   // One matched event of signature `sig` (index `sig_idx` is its identity).
   // Calls emit zero or more times (the event itself, or a closed fold).
@@ -81,18 +85,26 @@ class StormFilter final : public OpenStorms {
     TimeUs first = 0, last = 0;
     bool timed = false;
     bool wall = false;
+    // announce_: what was emitted when the fold opened (count, first, last),
+    // so a fold that did not grow is not emitted again.
+    bool announced = false;
+    uint64_t said_count = 0;
+    TimeUs said_first = 0, said_last = 0;
   };
 
   bool pass_baseline(uint32_t sig_idx, const Signature& sig, const std::string* raw,
                      const std::string& device);
   bool pass_aggregate(uint32_t sig_idx, const Signature& sig, Event* ev);
   void dedup(uint32_t sig_idx, const Signature& sig, Event&& ev, const Emit& emit);
+  // A closed fold: its event with first/last, unless announce_ said all of it.
+  void close_fold(Fold&& done, const Emit& emit);
   double dedup_window(const Signature& sig) const {
     return sig.dedup.window_s > 0 ? sig.dedup.window_s : default_dedup_s_;
   }
 
   double default_dedup_s_;
   StormCounters* c_;
+  bool announce_ = false;
   std::unordered_map<std::string, AggState> aggregate_;
   std::unordered_map<std::string, BaseState> baseline_;
   std::unordered_map<std::string, Fold> dedup_;

@@ -35,14 +35,15 @@ struct Server {
   std::thread th;
 };
 
-void* serve(const std::string& addr, int port, const std::string& path,
-            const std::string& content_type, std::function<std::string()> render,
-            std::string* err) {
+void* serve(const std::string& addr, int port,
+            std::function<reflex::HttpAnswer(const std::string&)> handler, std::string* err) {
   auto s = std::make_unique<Server>();
-  s->svr.Get(path, [render = std::move(render), content_type](const httplib::Request&,
-                                                              httplib::Response& res) {
-    res.set_content(render(), content_type);
-  });
+  s->svr.Get(".*",
+             [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+               reflex::HttpAnswer a = handler(req.path);
+               res.status = a.status;
+               res.set_content(a.body, a.content_type);
+             });
   if (!s->svr.bind_to_port(addr.c_str(), port)) {
     *err = "cannot listen on " + addr + ":" + std::to_string(port);
     return nullptr;

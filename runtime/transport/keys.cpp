@@ -23,8 +23,10 @@ std::string redact_url(const std::string& url) {
   auto scheme = url.find("://");
   auto at = url.rfind('@');
   if (scheme == std::string::npos || at == std::string::npos || at < scheme) return url;
+  // user:password@ keeps the user; password@ alone (redis-cli's form) goes whole.
   auto colon = url.find(':', scheme + 3);
-  if (colon == std::string::npos || colon > at) return url;
+  if (colon == std::string::npos || colon > at)
+    return url.substr(0, scheme + 3) + "***" + url.substr(at);
   return url.substr(0, colon + 1) + "***" + url.substr(at);
 }
 

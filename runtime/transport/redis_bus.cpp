@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "reflex/bus.h"
+#include "sentinel.h"
 
 namespace reflex::bus {
 namespace {
@@ -24,6 +25,9 @@ using Reply = std::unique_ptr<redisReply, ReplyFree>;
 struct Url {
   std::string user, password, host = "127.0.0.1";
   int port = 6379, db = 0;
+  // redis+sentinel://: the sentinels to ask and the primary's name there.
+  std::vector<detail::HostPort> sentinels;
+  std::string master;
 };
 
 bool parse_int(std::string_view s, int* out) {
@@ -31,13 +35,59 @@ bool parse_int(std::string_view s, int* out) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
-bool parse_url(const std::string& url, Url* u, std::string* err) {
-  const std::string scheme = "redis://";
-  if (url.compare(0, scheme.size(), scheme) != 0) {
-    *err = "expected redis://[user[:password]@]host[:port][/db], got '" + redact_url(url) + "'";
+// "host[:port]" (an empty host keeps *host); false on a bad port.
+bool parse_host_port(const std::string& text, std::string* host, int* port) {
+  std::string rest = text;
+  auto colon = rest.rfind(':');
+  if (colon != std::string::npos) {
+    if (!parse_int(rest.substr(colon + 1), port) || *port <= 0 || *port > 65535) return false;
+    rest = rest.substr(0, colon);
+  }
+  if (!rest.empty()) *host = rest;
+  return true;
+}
+
+const char* kUrlForms =
+    "redis://[user[:password]@]host[:port][/db] or "
+    "redis+sentinel://[user[:password]@]host[:port][,host[:port]...]/NAME[/db]";
+
+// The sentinel list and /NAME[/db] of a redis+sentinel:// URL (after the
+// credentials).
+bool parse_sentinels(const std::string& url, std::string rest, Url* u, std::string* err) {
+  auto slash = rest.find('/');
+  std::string path = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  rest = rest.substr(0, std::min(slash, rest.size()));
+  auto db = path.find('/');
+  u->master = path.substr(0, db);
+  if (u->master.empty()) {
+    *err = "no primary name in " + redact_url(url) + " (expected " + kUrlForms + ")";
     return false;
   }
-  std::string rest = url.substr(scheme.size());
+  if (db != std::string::npos && db + 1 < path.size() && !parse_int(path.substr(db + 1), &u->db)) {
+    *err = "bad database number in " + redact_url(url);
+    return false;
+  }
+  for (size_t at = 0; at <= rest.size();) {
+    size_t comma = std::min(rest.find(',', at), rest.size());
+    detail::HostPort hp{"", 26379};  // Sentinel's own default port
+    if (!parse_host_port(rest.substr(at, comma - at), &hp.host, &hp.port) || hp.host.empty()) {
+      *err = "bad sentinel address in " + redact_url(url);
+      return false;
+    }
+    u->sentinels.push_back(std::move(hp));
+    at = comma + 1;
+  }
+  return true;
+}
+
+bool parse_url(const std::string& url, Url* u, std::string* err) {
+  const std::string plain = "redis://", sentinel = "redis+sentinel://";
+  bool is_sentinel = url.compare(0, sentinel.size(), sentinel) == 0;
+  if (!is_sentinel && url.compare(0, plain.size(), plain) != 0) {
+    *err = std::string("expected ") + kUrlForms + ", got '" + redact_url(url) + "'";
+    return false;
+  }
+  std::string rest = url.substr(is_sentinel ? sentinel.size() : plain.size());
   auto at = rest.rfind('@');
   if (at != std::string::npos) {
     std::string cred = rest.substr(0, at);
@@ -50,6 +100,7 @@ bool parse_url(const std::string& url, Url* u, std::string* err) {
       u->password = cred.substr(colon + 1);
     }
   }
+  if (is_sentinel) return parse_sentinels(url, rest, u, err);
   auto slash = rest.find('/');
   if (slash != std::string::npos) {
     if (slash + 1 < rest.size() && !parse_int(rest.substr(slash + 1), &u->db)) {
@@ -58,15 +109,10 @@ bool parse_url(const std::string& url, Url* u, std::string* err) {
     }
     rest = rest.substr(0, slash);
   }
-  auto colon = rest.rfind(':');
-  if (colon != std::string::npos) {
-    if (!parse_int(rest.substr(colon + 1), &u->port) || u->port <= 0 || u->port > 65535) {
-      *err = "bad port in " + redact_url(url);
-      return false;
-    }
-    rest = rest.substr(0, colon);
+  if (!parse_host_port(rest, &u->host, &u->port)) {
+    *err = "bad port in " + redact_url(url);
+    return false;
   }
-  if (!rest.empty()) u->host = rest;
   return true;
 }
 
@@ -148,7 +194,7 @@ class RedisBus final : public EventBus {
                        1, rec.payload.size()};
       if (redisAppendCommandArgv(ctx_, 10, argv, lens) != REDIS_OK) return fail(err);
     }
-    bool ok = true;
+    bool ok = true, demoted = false;
     for (size_t i = 0; i < batch.size(); ++i) {
       void* raw = nullptr;
       if (redisGetReply(ctx_, &raw) != REDIS_OK) return fail(err);
@@ -156,9 +202,11 @@ class RedisBus final : public EventBus {
       if (r->type == REDIS_REPLY_ERROR) {
         if (ok) *err = std::string("XADD: ") + r->str;
         ok = false;
+        demoted = demoted || is_readonly(r.get());
       }
     }
-    return ok;
+    if (demoted) drop();  // a replica now: the next call asks the sentinels again
+    return ok && replicated(err);
   }
 
   bool read_events(const std::string& shard, std::string* cursor, size_t max,
@@ -291,15 +339,28 @@ class RedisBus final : public EventBus {
     return true;
   }
 
+  bool ping(std::string* err) override {
+    if (!connect(err)) return false;
+    if (command({"PING"}, err)) return true;
+    // command() keeps the connection on an error reply and drops it when
+    // the server could not be reached.
+    return ctx_ && err->find("NOPERM") != std::string::npos;
+  }
+
   std::string describe() const override { return redact_url(url_); }
 
  private:
   bool connect(std::string* err) {
     if (ctx_) return true;
-    timeval tv{opts_.timeout_ms / 1000, (opts_.timeout_ms % 1000) * 1000};
-    ctx_ = redisConnectWithTimeout(u_.host.c_str(), u_.port, tv);
+    if (!u_.sentinels.empty() &&
+        !detail::ask_sentinels(&u_.sentinels, u_.master, opts_.timeout_ms, &primary_, err))
+      return false;
+    const std::string& host = u_.sentinels.empty() ? u_.host : primary_.host;
+    int port = u_.sentinels.empty() ? u_.port : primary_.port;
+    timeval tv = timeout(opts_.timeout_ms);
+    ctx_ = redisConnectWithTimeout(host.c_str(), port, tv);
     if (!ctx_ || ctx_->err) {
-      *err = "connect " + u_.host + ":" + std::to_string(u_.port) + ": " +
+      *err = "connect " + host + ":" + std::to_string(port) + ": " +
              (ctx_ ? ctx_->errstr : "out of memory");
       drop();
       return false;
@@ -323,7 +384,58 @@ class RedisBus final : public EventBus {
         return false;
       }
     }
-    return true;
+    return u_.sentinels.empty() || is_primary(err);
+  }
+
+  // What a sentinel named may still be a replica (its promotion under way)
+  // or a demoted primary (sentinels not yet told): ROLE says. A user that
+  // may not run ROLE (the agent's) goes on; a READONLY reply then sends it
+  // back to the sentinels.
+  bool is_primary(std::string* err) {
+    std::string role_err;
+    Reply r = command({"ROLE"}, &role_err);
+    if (!ctx_) {
+      *err = role_err;
+      return false;
+    }
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements == 0 ||
+        r->element[0]->type != REDIS_REPLY_STRING ||
+        std::string_view(r->element[0]->str, r->element[0]->len) == "master")
+      return true;
+    *err = describe_primary() + " is a " + std::string(r->element[0]->str, r->element[0]->len) +
+           ", not the primary (a failover under way?)";
+    drop();
+    return false;
+  }
+
+  // With min_replicas: the events just added are on that many replicas
+  // (WAIT), else false, so the caller keeps them and sends them again.
+  bool replicated(std::string* err) {
+    if (opts_.min_replicas <= 0) return true;
+    // WAIT blocks up to its own timeout: the socket's must be longer.
+    redisSetTimeout(ctx_, timeout(opts_.timeout_ms + opts_.replica_timeout_ms));
+    Reply r = command(
+        {"WAIT", std::to_string(opts_.min_replicas), std::to_string(opts_.replica_timeout_ms)},
+        err);
+    if (ctx_) redisSetTimeout(ctx_, timeout(opts_.timeout_ms));
+    if (!r) return false;
+    if (r->type != REDIS_REPLY_INTEGER) return unexpected(err, "WAIT", r.get());
+    if (r->integer >= opts_.min_replicas) return true;
+    *err = "WAIT: " + std::to_string(r->integer) + " of " + std::to_string(opts_.min_replicas) +
+           " replica(s) acknowledged within " + std::to_string(opts_.replica_timeout_ms) + " ms";
+    return false;
+  }
+
+  static timeval timeout(int ms) { return timeval{ms / 1000, (ms % 1000) * 1000}; }
+
+  static bool is_readonly(const redisReply* r) {
+    return r->type == REDIS_REPLY_ERROR &&
+           std::string_view(r->str, r->len).find("READONLY") != std::string_view::npos;
+  }
+
+  std::string describe_primary() const {
+    return u_.sentinels.empty() ? u_.host + ":" + std::to_string(u_.port)
+                                : primary_.host + ":" + std::to_string(primary_.port);
   }
 
   // Null on a connection error (the context is dropped); an error reply is
@@ -343,6 +455,11 @@ class RedisBus final : public EventBus {
     Reply r(static_cast<redisReply*>(raw));
     if (r->type == REDIS_REPLY_ERROR) {
       *err = args[0] + ": " + std::string(r->str, r->len);
+      // A demoted primary: the next call asks the sentinels again.
+      if (is_readonly(r.get())) {
+        drop();
+        return nullptr;
+      }
       // NOAUTH / NOPERM / WRONGPASS: the caller sees the error text.
       if (args[0] != "AUTH") return nullptr;
     }
@@ -350,7 +467,7 @@ class RedisBus final : public EventBus {
   }
 
   bool fail(std::string* err) {
-    *err = std::string("redis ") + u_.host + ":" + std::to_string(u_.port) + ": " +
+    *err = "redis " + describe_primary() + ": " +
            (ctx_ && ctx_->errstr[0] ? ctx_->errstr : "connection lost");
     drop();
     return false;
@@ -368,6 +485,7 @@ class RedisBus final : public EventBus {
   }
 
   Url u_;
+  detail::HostPort primary_;  // the sentinels' last answer
   std::string url_;
   Options opts_;
   redisContext* ctx_ = nullptr;

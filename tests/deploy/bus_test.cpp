@@ -139,3 +139,41 @@ TEST(RedisBus, UnreachableIsAnErrorNotACrash) {
   bool held = true;
   EXPECT_FALSE(b->lease("s", "d", 100, &held, &err));
 }
+
+TEST(RedisBus, SentinelUrlsAreParsedOrRefused) {
+  std::string err;
+  EXPECT_NE(make_redis_bus("redis+sentinel://127.0.0.1:26379,h2,h3:26380/mymaster", {}, &err),
+            nullptr)
+      << err;
+  EXPECT_NE(make_redis_bus("redis+sentinel://u:p@h1/mymaster/3", {}, &err), nullptr) << err;
+  // No primary name: Sentinel needs one to answer.
+  EXPECT_EQ(make_redis_bus("redis+sentinel://h1:26379", {}, &err), nullptr);
+  EXPECT_NE(err.find("primary name"), std::string::npos) << err;
+  EXPECT_EQ(make_redis_bus("redis+sentinel://h1:26379/", {}, &err), nullptr);
+  // An empty or bad entry in the sentinel list.
+  EXPECT_EQ(make_redis_bus("redis+sentinel://h1,,h2/m", {}, &err), nullptr);
+  EXPECT_NE(err.find("sentinel address"), std::string::npos) << err;
+  EXPECT_EQ(make_redis_bus("redis+sentinel://u:secret@h1:0/m", {}, &err), nullptr);
+  EXPECT_EQ(err.find("secret"), std::string::npos) << err;
+  EXPECT_EQ(make_redis_bus("redis+sentinel://h1/m/x", {}, &err), nullptr);
+  EXPECT_NE(err.find("database"), std::string::npos) << err;
+  EXPECT_EQ(redact_url("redis+sentinel://u:secret@h1:1,h2:2/m"),
+            "redis+sentinel://u:***@h1:1,h2:2/m");
+}
+
+TEST(RedisBus, APasswordWithoutUserIsRedactedToo) {
+  EXPECT_EQ(redact_url("redis://secret@h:1"), "redis://***@h:1");
+  EXPECT_EQ(redact_url("redis://h:1"), "redis://h:1");
+}
+
+TEST(RedisBus, NoSentinelReachableIsAnErrorNamingThemAll) {
+  std::string err;
+  Options o;
+  o.timeout_ms = 200;
+  auto b = make_redis_bus("redis+sentinel://127.0.0.1:1,127.0.0.1:2/mymaster", o, &err);
+  ASSERT_NE(b, nullptr);
+  EXPECT_FALSE(b->publish_events({{"s", {"1", "p"}}}, &err));
+  EXPECT_NE(err.find("127.0.0.1:1"), std::string::npos) << err;
+  EXPECT_NE(err.find("127.0.0.1:2"), std::string::npos) << err;
+  EXPECT_NE(err.find("mymaster"), std::string::npos) << err;
+}

@@ -292,17 +292,23 @@ class Alertmanager:
 
 def stream_counts(redis, key):
     """Events per name in a stream, each event id counted once (a redelivery
-    is the same event): (counts, entries, distinct ids)."""
+    is the same event) and a fold's update merged into its first sighting
+    (same name, device, evidence, time and line: the largest count stands, as
+    the diagnoser's engine merges it): (counts, entries, distinct ids)."""
     import collections
     import json
     entries = redis.stream(key)
     by_id = collections.OrderedDict()
     for _, f in entries:
         by_id.setdefault(f["id"], f["e"])
-    got = collections.Counter()
+    folds = {}
     for payload in by_id.values():
         ev = json.loads(payload)
-        got[ev["name"]] += ev.get("count", 1)
+        k = (ev["name"], ev["device"], ev["evidence"], ev.get("ts"), ev.get("mono"), ev["line"])
+        folds[k] = max(folds.get(k, 0), ev.get("count", 1))
+    got = collections.Counter()
+    for k, n in folds.items():
+        got[k[0]] += n
     return got, len(entries), len(by_id)
 
 

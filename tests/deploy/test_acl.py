@@ -10,7 +10,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Redis, acl_redis, RespError, check, spawn, tempdir, wait_for  # noqa
+from harness import (Redis, acl_redis, RespError, check, free_port, spawn, tempdir,  # noqa
+                     wait_for)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--reflex", required=True)
@@ -64,6 +65,42 @@ check("wrong" not in open(os.path.join(tmp, "bad.log")).read().replace("WRONGPAS
       "the password is not in the agent's log")
 bad.kill()
 bad.wait(timeout=10)
+
+
+def readyz(port):
+    import urllib.error
+    import urllib.request
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d/readyz" % port, timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+# /readyz of idle agents (nothing to publish: they ping): the agent user may
+# not PING, but NOPERM proves Redis reached and the password taken; a wrong
+# password is not ready, and says why.
+empty = os.path.join(tmp, "empty")
+os.makedirs(empty)
+idle = {}
+for name, password in (("right", pw["AGENT"]), ("wrong", "wrong")):
+    port = free_port()
+    idle[name] = (port, spawn([a.reflex, "agent", "--kb", a.kb, "--topology", topo, "--host",
+                               "node-0017", "--follow", empty, "--metrics", "127.0.0.1:%d" % port,
+                               "--redis", redis.url("reflex-agent", password)],
+                              stdout=subprocess.DEVNULL,
+                              stderr=open(os.path.join(tmp, "idle-%s.log" % name), "w")))
+wait_for(lambda: readyz(idle["right"][0])[0] == 200, 30, "the idle agent's /readyz 200")
+check(True, "an idle agent under reflex-agent is ready (%s)" % readyz(idle["right"][0])[1].strip())
+# 503 "starting" comes first (before the first round of the main loop); the
+# answer that names the refusal follows once a round has tried the bus.
+wait_for(lambda: readyz(idle["wrong"][0])[0] == 503 and "WRONGPASS" in readyz(idle["wrong"][0])[1],
+         30, "the wrong password's /readyz 503 naming WRONGPASS")
+check("WRONGPASS" in readyz(idle["wrong"][0])[1],
+      "a wrong password: /readyz 503 (%s)" % readyz(idle["wrong"][0])[1].strip())
+for _, p in idle.values():
+    p.terminate()
+    p.wait(timeout=20)
 
 # Right passwords: the deployment works under the per-role users.
 out = os.path.join(tmp, "d.jsonl")

@@ -82,8 +82,11 @@ wait_for(diagnosed, 60, "the diagnoser to diagnose the incident after the garbag
 check(True, "the diagnoser kept going and names %s" % expected)
 check(d.poll() is None, "the diagnoser is still running")
 
-agent_metrics = wait_for(lambda: http_get("http://127.0.0.1:%d/metrics" % aport), 10,
-                         "agent metrics")
+# The fault alone is diagnosed after the settle time (no job symptom needed),
+# possibly before node-0017's agent has read its file: wait for its count.
+agent_metrics = wait_for(
+    lambda: (lambda t: t if metric(t, "reflex_agent_lines_read_total") > 0 else None)(
+        http_get("http://127.0.0.1:%d/metrics" % aport)), 30, "agent metrics with lines read")
 watch_metrics = http_get(murl)
 check(metric(agent_metrics, "reflex_agent_lines_read_total") > 0, "agent counts lines read")
 check(metric(agent_metrics, "reflex_agent_events_total") > 0, "agent counts events by signature")

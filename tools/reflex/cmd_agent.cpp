@@ -48,6 +48,7 @@ void agent_defaults(std::string* host, int* year) {
 // parsed or loaded here first.
 struct AgentOptions {
   std::string kb_path, topo_path, boot_time, poll_s = "250ms";
+  bool no_inotify = false;
   deploy::AgentConfig cfg;
   deploy::DaemonOptions dopts;
 };
@@ -73,8 +74,13 @@ void add_agent_options(CLI::App& app, AgentOptions* o) {
                  "--boot-time) + the record's")
       ->expected(0, 1);
   app.add_option("--redis", o->cfg.redis_url,
-                 "publish to Redis Streams: redis://[user[:password]@]host[:port][/db] "
+                 "publish to Redis Streams: redis://[user[:password]@]host[:port][/db], or "
+                 "through Sentinel: redis+sentinel://[user[:password]@]host[:port][,...]/NAME "
                  "(default: print the events on stdout)");
+  app.add_option("--redis-min-replicas", o->cfg.redis_min_replicas,
+                 "a batch counts as delivered (positions advance) only once this many replicas "
+                 "hold it (WAIT, 1 s); else it is kept and sent again (default 0; 1 with Sentinel)")
+      ->check(CLI::Range(0, 16));
   app.add_option("--state", o->cfg.state_path, "remember read positions in this file");
   app.add_option("--year", o->cfg.year, "year for log formats without one (default: this year)");
   app.add_option("--boot-time", o->boot_time,
@@ -92,6 +98,8 @@ void add_agent_options(CLI::App& app, AgentOptions* o) {
   app.add_option("--maxlen", o->cfg.maxlen,
                  "approximate length kept per event stream (default 1000000)");
   app.add_option("--poll", o->poll_s, "how often followed files are checked (default 250ms)");
+  app.add_flag("--no-inotify", o->no_inotify,
+               "check followed files every --poll only (default: inotify wakes at an append)");
   app.add_flag("--once", o->cfg.once,
                "exit once every file is read to its end, stdin is at EOF and all is published");
   add_strict_transport_flag(app, &o->cfg.strict_transport);
@@ -124,6 +132,7 @@ int run_agent(int argc, char** argv) {
     return 2;
   }
   agent_defaults(&c.host, &c.year);
+  if (!resolve_kb(&o.kb_path, "reflex agent")) return 2;
   auto kb = load_kb(o.kb_path, &err, KbParts{.tests = false, .examples = false});
   if (!kb) {
     std::fprintf(stderr, "%s%s", err.c_str(), err.empty() || err.back() != '\n' ? "\n" : "");
@@ -144,6 +153,7 @@ int run_agent(int argc, char** argv) {
     }
   }
   c.poll = std::chrono::milliseconds(static_cast<int>(*poll_d * 1000));
+  c.inotify = !o.no_inotify;
   c.metrics = o.dopts.metrics;
   return deploy::run_agent(c, *kb, *topo);
 }

@@ -1,4 +1,4 @@
-// `reflex watch --kb KB --topology FILE [--db FILE [--commit-interval DUR]]
+// `reflex watch [--kb KB] --topology FILE [--db FILE [--commit-interval DUR]]
 //  [--settle DUR] [--skew DUR]`
 // Streaming (interfaces.md §4, §7): event envelopes on stdin, one diagnosis per line
 // (JSONL) on stdout for every incident revision. EOF and SIGTERM alike:
@@ -269,7 +269,10 @@ int run_watch_redis(int argc, char** argv) {
   deploy::DaemonOptions dopts;
   add_kb_option(app, &kb_path);
   app.add_option("--topology", topo_path, "topology.json")->required();
-  app.add_option("--redis", redis_url, "redis://[user[:password]@]host[:port][/db]")->required();
+  app.add_option("--redis", redis_url,
+                 "redis://[user[:password]@]host[:port][/db] or "
+                 "redis+sentinel://[user[:password]@]host[:port][,...]/NAME")
+      ->required();
   app.add_option("--settle", settle, "late-evidence window after a symptom (default 60s)");
   app.add_option("--skew", skew, "tolerance between two different clocks (default 2s)");
   app.add_option("--owner", owner, "this diagnoser's name in leases (default host-pid)");
@@ -296,6 +299,7 @@ int run_watch_redis(int argc, char** argv) {
   }
   EngineOptions opts;
   opts.ingest.strict_transport = strict;
+  opts.ingest.announce_folds = true;  // the agents announce folds: merge their updates
   double ttl_s = 0, resend_s = 0, alert_ttl_s = 0, retention_s = 0;
   for (auto [text, out, name] : {std::tuple{&settle, &opts.settle_s, "--settle"},
                                  std::tuple{&skew, &opts.clock_skew_s, "--skew"},
@@ -323,6 +327,7 @@ int run_watch_redis(int argc, char** argv) {
   opts.max_events = max_events;
   if (owner.empty()) owner = deploy::default_owner_name();
 
+  if (!resolve_kb(&kb_path, "reflex watch")) return 2;
   auto kbv = load_kb(kb_path, &err, KbParts{.tests = false, .examples = false});
   if (!kbv || !validate_kb_for_engine(*kbv, &err)) {
     std::fprintf(stderr, "%s%s", err.c_str(), err.empty() || err.back() != '\n' ? "\n" : "");
@@ -379,6 +384,9 @@ int run_watch(int argc, char** argv) {
   if (auto rc = parse_or_exit(app, argc, argv, "reflex watch")) return *rc;
   EngineOptions opts;
   opts.ingest.strict_transport = strict;
+  // A dedup window never delays a first sighting; a --db store keeps folds
+  // its own way (open storms committed as they run), so it keeps them whole.
+  opts.ingest.announce_folds = db_path.empty();
   if (max_events < 1000) {
     say("--max-events must be at least 1000");
     return 2;
@@ -400,6 +408,7 @@ int run_watch(int argc, char** argv) {
     *out = *d;
   }
 
+  if (!resolve_kb(&kb_path, "reflex watch")) return 2;
   std::string err;
   auto loaded = load(kb_path, topo_path, &err);
   if (!loaded) {

@@ -33,6 +33,11 @@ struct Options {
   size_t maxlen = 1000000;           // per event stream, trimmed approximately (MAXLEN ~)
   size_t diagnoses_maxlen = 100000;  // per diagnoses stream
   int timeout_ms = 2000;             // connect and command timeout
+  // publish_events succeeds only once this many replicas acknowledged the
+  // events (WAIT), so a failover cannot lose what the caller counted as
+  // delivered; 0 = on the primary is enough.
+  int min_replicas = 0;
+  int replica_timeout_ms = 1000;  // how long WAIT waits for them
 };
 
 class EventBus {
@@ -89,6 +94,10 @@ class EventBus {
   // Options::maxlen, applied on every append.
   virtual bool trim(const std::string& shard, int64_t max_age_ms, int64_t* removed,
                     std::string* err) = 0;
+  // Whether the bus answers (for readiness probes): connected and, with a
+  // user, authenticated. Redis: PING; a NOPERM reply (a user without PING,
+  // e.g. the agent's) still proves the server reached and the user accepted.
+  virtual bool ping(std::string* /*err*/) { return true; }
   // Where this bus goes, for logs ("embedded", "redis://127.0.0.1:6379").
   virtual std::string describe() const = 0;
 };
@@ -96,8 +105,13 @@ class EventBus {
 // In-process: one process publishes and consumes (tests, single host).
 std::unique_ptr<EventBus> make_embedded_bus(Options opts = {});
 
-// redis://[user[:password]@]host[:port][/db]. Connects lazily and reconnects
-// after errors; nullptr + *err for a URL that cannot be used.
+// redis://[user[:password]@]host[:port][/db], or
+// redis+sentinel://[user[:password]@]host[:port][,host[:port]...]/NAME[/db]:
+// the primary Sentinel calls NAME, asked of those sentinels (default port
+// 26379) at every connect, so a failover is followed; the credentials are
+// the data servers', the sentinels are asked without. Connects lazily and
+// reconnects after errors (and after a READONLY reply: a demoted primary);
+// nullptr + *err for a URL that cannot be used.
 std::unique_ptr<EventBus> make_redis_bus(const std::string& url, Options opts, std::string* err);
 
 // Key layout (hash tag = the shard, so one shard's keys share a Redis Cluster slot).

@@ -35,9 +35,14 @@ struct AgentConfig {
   std::string spool_max = "256M";       // bytes with an optional K/M/G suffix; "0" = no spool
   size_t buffer_max = 100000;           // events held in memory
   size_t maxlen = 1000000;              // approximate length kept per event stream
+  int redis_min_replicas = 0;           // replicas that must hold a batch before it counts
   size_t batch = 500;                   // events per publish round trip
   std::chrono::milliseconds poll{250};  // how often followed files are checked
-  std::string metrics;                  // ADDR:PORT of the /metrics endpoint, "" = none
+  // Followed files' directories watched with inotify: an append wakes the
+  // agent at once, --poll is then only the fallback. false (or inotify
+  // unavailable): files are checked every --poll.
+  bool inotify = true;
+  std::string metrics;  // ADDR:PORT of the /metrics endpoint, "" = none
 };
 
 // Reads and publishes until SIGTERM/SIGINT (or, with once, until everything

@@ -44,6 +44,9 @@ class Metrics {
   std::string render() const;
   // Label text: {key="value"} with the value escaped.
   static std::string label(const std::string& key, const std::string& value);
+  // What every exporter shows: reflex_build_info{version} 1 and the
+  // process_* metrics of this process (read from /proc/self at each render).
+  void standard(const std::string& version);
 
  private:
   struct Family {
@@ -55,15 +58,51 @@ class Metrics {
   };
   mutable std::mutex mu_;
   std::map<std::string, Family> families_;
+  bool process_ = false;
 };
 
-// Serves GET /metrics on addr:port in its own thread until destroyed.
+// The process metrics (process_cpu_seconds_total, _resident_memory_bytes,
+// _virtual_memory_bytes, _start_time_seconds, _open_fds, _max_fds) from
+// /proc/self, in the text format; what cannot be read is left out.
+std::string render_process_metrics();
+// A sample value or bucket bound as Prometheus clients print it: the
+// shortest text that reads back as the same double ("0.05", "1e+20", "+Inf").
+std::string prom_number(double v);
+
+// The probes: /healthz (live: the main loop went round within the stall
+// limit) and /readyz (live, and the command says it does its work: a
+// diagnoser reaches the bus and holds or waits for leases, an agent
+// publishes). Thread-safe: the loop writes, the HTTP thread reads.
+class Health {
+ public:
+  explicit Health(std::chrono::seconds stall_limit = std::chrono::seconds(60))
+      : stall_(stall_limit) {}
+  void beat();  // the loop went round
+  void set_ready(bool ready, const std::string& why);
+  struct Answer {
+    int status;
+    std::string body;
+  };
+  Answer live() const;
+  Answer ready() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::chrono::seconds stall_;
+  std::chrono::steady_clock::time_point last_beat_{};
+  bool beaten_ = false, ready_ = false;
+  std::string why_ = "starting";
+};
+
+// Serves GET /metrics, /healthz and /readyz (when health is given) on
+// addr:port in its own thread until destroyed.
 class MetricsServer {
  public:
   MetricsServer();
   ~MetricsServer();
   // False + *err when addr:port cannot be bound.
-  bool start(const std::string& addr_port, const Metrics* m, std::string* err);
+  bool start(const std::string& addr_port, const Metrics* m, const Health* health,
+             std::string* err);
 
  private:
   struct Impl;

@@ -18,17 +18,23 @@ struct HttpReply {
   std::string error;  // why not, when !reached
 };
 
+// An answer to a GET, from a server's handler.
+struct HttpAnswer {
+  int status = 404;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
 // The module's functions; both sides are built from this header in one
 // build, so C++ types cross the boundary as they are.
 struct HttpApi {
   // POST `body` to base_url + path (base_url: http://host:port).
   HttpReply (*post)(const std::string& base_url, const std::string& path, const std::string& body,
                     const std::string& content_type, int connect_timeout_s, int io_timeout_s);
-  // Answers GET `path` with render() (as content_type) on addr:port, in a
-  // thread of its own; a handle for stop(), or nullptr and *err.
-  void* (*serve)(const std::string& addr, int port, const std::string& path,
-                 const std::string& content_type, std::function<std::string()> render,
-                 std::string* err);
+  // Answers every GET with handler(path) on addr:port, in a thread of its
+  // own; a handle for stop(), or nullptr and *err.
+  void* (*serve)(const std::string& addr, int port,
+                 std::function<HttpAnswer(const std::string& path)> handler, std::string* err);
   // Stops the server, joins its thread and frees it.
   void (*stop)(void* server);
 };
