@@ -42,6 +42,19 @@ struct UnrecognizedLine {
   std::string line;      // raw, cut at 300 bytes
 };
 
+// A line whose source cannot make the claim its shape makes (docs/formats.md,
+// "Who speaks for what"): a kernel line in a file that is not a kernel
+// capture, or a line in one host's file naming another host. A signature
+// would have taken it; it is never evidence. Kept per file: the first such
+// line and how many.
+struct RefusedClaim {
+  std::string why;       // "kernel line outside a kernel capture", "names another host (...)"
+  std::string evidence;  // "hosts/node-0017/train.log:21"
+  std::string would_be;  // the signature that would have taken it
+  std::string line;      // raw, cut at 300 bytes
+  uint64_t count = 0;    // such lines in the file
+};
+
 struct IngestStats {
   uint64_t lines = 0, bytes = 0;
   uint64_t matched_lines = 0, events = 0;
@@ -60,6 +73,8 @@ struct IngestStats {
   // Lines refused for transport only (no signature took them), per file: a
   // kernel message that arrived as an app line, say.
   std::map<std::string, uint64_t> transport_refused_by_file;
+  // Claims refused for their source, per file (RefusedClaim).
+  std::map<std::string, RefusedClaim> refused_claims_by_file;
   // What Reflex did not understand: lines a `suspect` flagged that matched no
   // signature, per suspect, and the first few of them.
   uint64_t unrecognized_lines = 0;

@@ -443,6 +443,8 @@ int run_agent(const AgentConfig& cfg, const KnowledgeBase& kb, const Topology& t
   iopts.announce_folds = true;  // a dedup window never delays the first sighting
   Agent a(kb, topo, *bus, metrics, iopts);
   a.rd.host = cfg.host;
+  a.rd.sources.kernel_capture = cfg.kernel_captures;
+  a.rd.sources.collector = cfg.collectors;
   a.rd.year = cfg.year;
   a.rd.boot_time = cfg.boot_time;
   a.positions.state_path = cfg.state_path;

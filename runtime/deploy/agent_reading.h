@@ -14,6 +14,7 @@
 #include "reflex/deploy/daemon.h"
 #include "reflex/ingest.h"
 #include "reflex/log_format.h"
+#include "reflex/sources.h"
 #include "reflex/topology.h"
 
 namespace reflex::deploy::agent {
@@ -30,6 +31,7 @@ struct Reading {
   std::optional<int> year;
   std::optional<int64_t> boot_time;
   FormatOptions fopts;  // followed files and the journal: --strict-transport as for envelopes
+  SourceDeclarations sources;  // --kernel-capture / --collector (else file names decide)
   // While a line published before a restart is fed again (Pending::sent_line):
   // a first sighting it announces was published then and is not queued again.
   bool replaying = false;
@@ -51,7 +53,9 @@ struct Reading {
     auto p = std::make_unique<LineParser>(topo, fopts, &fstats);
     FileContext ctx;
     ctx.host_dir = host;
+    ctx.own_host = true;  // the agent speaks for its host only
     ctx.file = evidence;
+    sources.apply(evidence, &ctx);
     ctx.year = year;
     ctx.boot_time_us = boot_time_us;
     p->begin_file(ctx);

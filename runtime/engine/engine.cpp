@@ -14,6 +14,7 @@
 
 #include "fold_updates.h"
 #include "index.h"
+#include "ingest_summary.h"
 #include "reflex/artifact.h"
 #include "reflex/event_json.h"
 #include "reflex/ingest.h"
@@ -270,7 +271,7 @@ struct Engine::Impl {
       return;
     }
     ing->finish();
-    add_stats(ingest_done, ing->stats(), o.ingest.unrecognized_samples);
+    engine::merge_ingest_stats(&ingest_done, ing->stats(), o.ingest.unrecognized_samples);
     // The next ingestor counts its storm generations from 0 again: keep the
     // engine's generation moving forward across the swap (OpenStorms).
     ing->with_open_storms(
@@ -278,33 +279,6 @@ struct Engine::Impl {
     ing.reset();
   }
   uint64_t storm_generation_base = 0;
-
-  static void add_stats(IngestStats& a, const IngestStats& b, size_t samples) {
-    a.lines += b.lines;
-    a.bytes += b.bytes;
-    a.matched_lines += b.matched_lines;
-    a.events += b.events;
-    a.skipped_invalid_json += b.skipped_invalid_json;
-    a.skipped_no_msg += b.skipped_no_msg;
-    a.invalid_utf8 += b.invalid_utf8;
-    a.nul_bytes += b.nul_bytes;
-    a.truncated_long_lines += b.truncated_long_lines;
-    a.unknown_hosts += b.unknown_hosts;
-    a.placeholder_devices += b.placeholder_devices;
-    a.no_timestamp += b.no_timestamp;
-    a.implausible_time += b.implausible_time;
-    a.folded_by_dedup += b.folded_by_dedup;
-    a.below_aggregate += b.below_aggregate;
-    for (auto& [k, v] : b.per_signature_hits) a.per_signature_hits[k] += v;
-    a.transport_mismatch += b.transport_mismatch;
-    for (auto& [k, v] : b.transport_refused_by_file) a.transport_refused_by_file[k] += v;
-    a.unrecognized_lines += b.unrecognized_lines;
-    for (auto& [k, v] : b.unrecognized_by_suspect) a.unrecognized_by_suspect[k] += v;
-    for (auto& u : b.unrecognized_samples)
-      if (a.unrecognized_samples.size() < samples) a.unrecognized_samples.push_back(u);
-    for (auto& n : b.notes)
-      if (std::find(a.notes.begin(), a.notes.end(), n) == a.notes.end()) a.notes.push_back(n);
-  }
 
   std::chrono::steady_clock::time_point steady_after_settle() const {
     return std::chrono::steady_clock::now() +
@@ -672,50 +646,6 @@ void Engine::flush() {
   });
 }
 
-namespace {
-
-std::string top_counts(const std::map<std::string, uint64_t>& m, size_t k) {
-  std::vector<std::pair<std::string, uint64_t>> v(m.begin(), m.end());
-  std::stable_sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.second > b.second; });
-  std::string s;
-  for (size_t i = 0; i < v.size() && i < k; ++i)
-    s += (i ? ", " : "") + v[i].first + " x" + std::to_string(v[i].second);
-  if (v.size() > k) s += ", ...";
-  return s;
-}
-
-}  // namespace
-
-// What the input held, what was refused and what was not understood: a
-// report that names no root cause still says what it saw.
-std::vector<std::string> input_notes(const IngestStats& st, bool no_root) {
-  std::vector<std::string> n;
-  if (no_root)
-    n.push_back("input: " + std::to_string(st.lines) + " line(s) read, " +
-                std::to_string(st.events) + " event(s) recognised" +
-                (st.per_signature_hits.empty()
-                     ? std::string()
-                     : " (" + top_counts(st.per_signature_hits, 6) + ")"));
-  uint64_t refused = 0;
-  for (auto& [f, c] : st.transport_refused_by_file) refused += c;
-  if (refused)
-    n.push_back("refused for transport: " + std::to_string(refused) +
-                " line(s) match signatures only through another transport (a kernel message "
-                "that did not arrive as a kernel line): " +
-                top_counts(st.transport_refused_by_file, 4) +
-                "; give kernel captures a kernel file name (dmesg*, kern.log*) or pass them as "
-                "kernel envelopes");
-  if (st.unrecognized_lines) {
-    std::string s = "not understood: " + std::to_string(st.unrecognized_lines) +
-                    " line(s) look like fault evidence but match no signature (" +
-                    top_counts(st.unrecognized_by_suspect, 5) + ")";
-    for (size_t i = 0; i < st.unrecognized_samples.size() && i < 3; ++i)
-      s += "; " + st.unrecognized_samples[i].evidence + ": " + st.unrecognized_samples[i].line;
-    n.push_back(s);
-  }
-  return n;
-}
-
 std::vector<Diagnosis> Engine::diagnose_all() {
   std::vector<Diagnosis> v;
   impl_->locked([&] {
@@ -729,7 +659,7 @@ std::vector<Diagnosis> Engine::diagnose_all() {
       std::any_of(v.begin(), v.end(), [](const Diagnosis& d) { return !d.root_causes.empty(); });
   engine::add_unclassified_roots(&v, st, *topology());
   for (auto& d : v)
-    for (auto& n : input_notes(st, !recognized_root)) d.notes.push_back(n);
+    for (auto& n : engine::input_notes(st, !recognized_root)) d.notes.push_back(n);
   return v;
 }
 
@@ -783,7 +713,8 @@ EngineStats Engine::stats() const {
   s.indexed_events = impl_->ix->size();
   s.ingest = impl_->ingest_done;
   if (impl_->ing)
-    Impl::add_stats(s.ingest, impl_->ing->stats(), impl_->o.ingest.unrecognized_samples);
+    engine::merge_ingest_stats(&s.ingest, impl_->ing->stats(),
+                               impl_->o.ingest.unrecognized_samples);
   return s;
 }
 

@@ -25,6 +25,7 @@
 #include "civil_time.h"
 #include "line_parser_impl.h"
 #include "reflex/log_format.h"
+#include "reflex/sources.h"
 #include "reflex/values.h"
 
 namespace reflex {
@@ -515,6 +516,11 @@ bool plan_bundle(const std::string& bundle_dir, BundlePlan* plan, FormatStats* s
     std::vector<HostDir> dirs = list_hosts(hosts, note, stats, ec);
     if (ec) return fail(bundle_dir + "/hosts: " + ec.message());
     const BundleDefaults given = bundle_defaults(root, note);
+    SourceDeclarations sources;
+    if (fs::path decl = root / "sources.json"; fs::exists(fs::symlink_status(decl, ec))) {
+      std::string why;
+      if (!read_source_declarations(decl.string(), &sources, &why)) return fail(why);
+    }
     std::optional<int> year;
     std::optional<int64_t> ref_us;
     std::string year_from, year_note;
@@ -547,6 +553,7 @@ bool plan_bundle(const std::string& bundle_dir, BundlePlan* plan, FormatStats* s
         f.ctx.year_fixed = given.year.has_value();
         f.ctx.year_note = year_note;
         f.path = (h.path / rel).string();
+        sources.apply(f.ctx.file, &f.ctx);
         if (!year) {
           // No dated line anywhere: the year the file was written, said per file.
           f.ctx.year = mtime_year(f.path);

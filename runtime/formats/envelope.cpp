@@ -97,6 +97,7 @@ bool parse_envelope(std::string_view json_line, const Topology& topo, int64_t ar
     LineParserImpl p(topo, FormatOptions{}, nullptr);
     FileContext ctx;
     ctx.host_dir = out->host;
+    ctx.source = FileSource::caller;  // the envelope says host and source
     p.begin_file(std::move(ctx));
     LogRecord inner;
     if (p.parse(body, 0, &inner)) {

@@ -117,10 +117,28 @@ bool kernel_capture_name(std::string_view path) {
   std::string base(path.substr(slash == std::string_view::npos ? 0 : slash + 1));
   for (char& ch : base) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   auto starts = [&](const char* p) { return base.rfind(p, 0) == 0; };
-  return starts("dmesg") || starts("kern.log") || starts("kernel.log") || starts("kmsg") ||
+  return starts("dmesg") || base.find("kern") != std::string::npos || starts("kmsg") ||
          starts("messages") || starts("console") || starts("pstore") ||
          base.find("ramoops") != std::string::npos || starts("serial") ||
          path.find("/pstore/") != std::string_view::npos;
+}
+
+// The file name says the file is a system log: its lines carry their own
+// transport (rsyslog writes the kernel's lines tagged "kernel:"; a journal
+// export keeps _TRANSPORT). An nvidia-bug-report.log, written by the
+// driver's script as root, is one too: its sections say what they hold.
+bool system_log_name(std::string_view path) {
+  size_t slash = path.rfind('/');
+  std::string base(path.substr(slash == std::string_view::npos ? 0 : slash + 1));
+  for (char& ch : base) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return base.find("syslog") != std::string::npos || base.find("journal") != std::string::npos ||
+         base.rfind("daemon.log", 0) == 0 || base.rfind("nvidia-bug-report", 0) == 0;
+}
+
+// Pasted standard input: its shell prompts declare what follows them.
+bool pasted_input_name(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return path.substr(slash == std::string_view::npos ? 0 : slash + 1).rfind("stdin", 0) == 0;
 }
 
 // The pasted command reads the kernel ring buffer ("sudo dmesg -T | grep xid",
@@ -168,7 +186,12 @@ void LineParserImpl::begin_file(FileContext c) {
   field_cache_key.clear();
   field_cache_valid = false;
   noted_no_boot = noted_no_year = noted_year_source = false;
-  file_kernel_capture = kernel_capture_name(ctx.file);
+  source = ctx.source;
+  if (source == FileSource::by_name)
+    source = kernel_capture_name(ctx.file) ? FileSource::kernel_capture
+             : system_log_name(ctx.file)   ? FileSource::system_log
+                                           : FileSource::job_output;
+  prompts_declare = source != FileSource::job_output || pasted_input_name(ctx.file);
   capture_cmd_kernel = false;
   {
     size_t slash = ctx.file.rfind('/');
@@ -183,6 +206,7 @@ void LineParserImpl::begin_file(FileContext c) {
     dir_host = ctx.host_dir;
     dir_known = false;
   }
+  dir_speaks = dir_known || (ctx.own_host && !ctx.host_dir.empty());
 }
 
 // The host named by a syslog/journal field. Resolved names win; an unknown
@@ -197,9 +221,9 @@ void LineParserImpl::host_from_field(std::string_view field, LogRecord* out) {
     if (auto h = topo.resolve_host(field)) {
       field_cache_host = *h;
       field_cache_known = true;
-    } else if (dir_known) {
+    } else if (dir_speaks) {
       field_cache_host = dir_host;
-      field_cache_known = true;
+      field_cache_known = dir_known;
       note_once("host field '" + std::string(field) + "' in " + ctx.file +
                 " is not in the topology; its lines are placed on " + dir_host);
     } else {
@@ -209,6 +233,12 @@ void LineParserImpl::host_from_field(std::string_view field, LogRecord* out) {
   }
   out->host.assign(field_cache_host);
   out->host_known = field_cache_known;
+  // A host speaks for itself: in the file of a host the topology knows (or
+  // an agent's own), a line naming another known host is refused. A central
+  // collector, a caller that sets the host, and a directory that names no
+  // known host (the field wins, interfaces.md §3) take the host as named.
+  if (dir_speaks && out->host != dir_host && !ctx.collector && source != FileSource::caller)
+    out->refusal = Refusal::foreign_host;
 }
 
 // Whether a token names a topology host (cached: ISO-prefixed app logs probe
@@ -309,6 +339,7 @@ bool LineParserImpl::begin_line(std::string_view* raw_io, uint64_t line_no, LogR
   out->time.wall.reset();
   out->time.mono.reset();
   out->transport = kTransportApp;
+  out->refusal = Refusal::none;
   if (out->host != dir_host) out->host.assign(dir_host);
   out->host_known = dir_known;
   if (trim(raw).empty()) return false;
@@ -348,7 +379,7 @@ bool LineParserImpl::skip_non_log(std::string_view raw) {
       std::memchr(raw.data(), '@', std::min<size_t>(raw.size(), 100)) != nullptr) {
     if (auto cmd = shell_prompt(raw)) {
       ++stats->prompt_lines;
-      capture_cmd_kernel = kernel_capture_command(*cmd);
+      capture_cmd_kernel = prompts_declare && kernel_capture_command(*cmd);
       return true;
     }
   }
@@ -392,7 +423,8 @@ void LineParserImpl::settle_time(LogRecord* out) {
   if (!out->time_inherited) {
     out->time.clock.assign(out->host);
     out->time.clock.append(out->transport == kTransportKernel ? "/kernel" : "/app");
-    if (out->time.wall || out->time.mono) {
+    // A refused line dates no other line.
+    if ((out->time.wall || out->time.mono) && out->refusal == Refusal::none) {
       last_time = out->time;
       last_transport = out->transport;
       have_time = true;
@@ -429,11 +461,15 @@ bool LineParserImpl::parse(std::string_view raw, uint64_t line_no, LogRecord* ou
     if (m == Match::kSkip) return false;
   }
   if (!known_format) msg = raw;
-  // A kernel capture (by its file name, or by the pasted command that made it)
-  // holds kernel lines whatever their shape, unless --strict-transport.
-  if (out->transport == kTransportApp && (file_kernel_capture || capture_cmd_kernel) &&
-      !opts.strict_transport)
+  // A kernel capture (by its file name or declaration, or by the pasted
+  // command that made it) holds kernel lines whatever their shape, unless
+  // --strict-transport. Only the kernel speaks for the kernel: a
+  // kernel-shaped line in job output is refused.
+  const bool kernel_file = source == FileSource::kernel_capture || capture_cmd_kernel;
+  if (out->transport == kTransportApp && kernel_file && !opts.strict_transport)
     out->transport = kTransportKernel;
+  else if (out->transport == kTransportKernel && source == FileSource::job_output && !kernel_file)
+    out->refusal = Refusal::kernel_claim;
 
   app_prefixes(*this, &msg, out);
   settle_time(out);

@@ -73,14 +73,19 @@ class LineParserImpl {
   FileContext ctx;
   std::string dir_host;
   bool dir_known = false;
+  // The directory names the file's host (known, or an agent's own): a line
+  // naming another known host is refused.
+  bool dir_speaks = false;
 
   // Previous timed line of the file (lines without a time inherit it).
   bool have_time = false;
   EventTime last_time;
   Transport last_transport = kTransportApp;
-  // The file is a kernel capture by name (dmesg*, kern.log*, pstore, console),
-  // or a pasted prompt's command read the ring buffer (`dmesg -T | grep xid`).
-  bool file_kernel_capture = false, capture_cmd_kernel = false;
+  // Who speaks through the file (declared, else by its name); whether a
+  // pasted prompt may declare what follows it (not in job output, where a job
+  // could print one), and whether one did (`dmesg -T | grep xid`).
+  FileSource source = FileSource::job_output;
+  bool prompts_declare = false, capture_cmd_kernel = false;
   // nvidia-bug-report.log: the next non-empty line is a section header.
   bool bug_report = false, section_header_pending = false;
 

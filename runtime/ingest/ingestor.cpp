@@ -98,6 +98,7 @@ void Ingestor::feed_line(const std::string& host, Transport transport, std::stri
     FileContext ctx;
     ctx.host_dir = host;
     ctx.file = m.cur_file;
+    ctx.source = FileSource::caller;  // host and transport are the caller's
     m.parser.begin_file(ctx);
   }
   LogRecord rec;

@@ -35,6 +35,10 @@ LineProcessor::LineProcessor(IngestCore& core, MultilineJoins& joins, EventEmitt
 
 void LineProcessor::process(const LogRecord& rec, const uint32_t* raw, size_t n_raw,
                             bool superset) {
+  if (rec.refusal != Refusal::none) {  // never evidence: not even its time counts
+    refuse_claim(rec);
+    return;
+  }
   if (rec.time.wall) {  // closes dedup folds
     if (recorder_.on())
       recorder_.record_advance(*rec.time.wall);
@@ -173,6 +177,40 @@ void LineProcessor::match_line(const LogRecord& rec) {
     out->suspect = suspect;
   }
   finish_line(rec, matched, recognised, refused, suspect);
+}
+
+// A line whose source cannot make its claim (Refusal): if a signature would
+// have taken it, it is counted per file and the file's first is kept, so
+// the report shows the claim that was not believed.
+void LineProcessor::refuse_claim(const LogRecord& rec) {
+  const Matcher& matcher = core_.matcher;
+  matcher.scan(rec.msg, &hits_);
+  const std::string* would_be = nullptr;
+  for (uint32_t p : hits_) {
+    const PatternInfo& pi = matcher.patterns()[p];
+    if (pi.first_of.empty() || !(pi.first_sources & rec.transport)) continue;
+    caps_.clear();
+    if (!matcher.confirm(p, rec.msg, &caps_)) continue;
+    for (uint32_t si : pi.first_of) {
+      const SigInfo& s = matcher.signatures()[si];
+      if (s.sig->suspect || !(s.sig->sources & rec.transport)) continue;
+      tmp_ = caps_;
+      if (!s.compiled->type_fields(&tmp_) || !s.compiled->when_holds(tmp_)) continue;
+      would_be = &s.sig->name;
+      break;
+    }
+    if (would_be) break;
+  }
+  if (!would_be) return;
+  RefusedClaim& r = core_.stats.refused_claims_by_file[std::string(rec.file)];
+  if (r.count++ == 0) {
+    r.why = rec.refusal == Refusal::kernel_claim
+                ? "a kernel line in a file that is not a kernel capture"
+                : "names host " + rec.host + " in another host's file";
+    r.evidence = std::string(rec.file) + ":" + std::to_string(rec.line_no);
+    r.would_be = *would_be;
+    r.line = std::string(rec.raw.substr(0, IngestCore::kMaxUnrecognised));
+  }
 }
 
 void LineProcessor::replay_outcome(const Outcome& o, const LogRecord& rec) {

@@ -54,6 +54,7 @@ class LineProcessor {
   // *recording_ when set (line memo).
   void match_line(const LogRecord& rec);
   void replay_outcome(const Outcome& o, const LogRecord& rec);
+  void refuse_claim(const LogRecord& rec);
   void finish_line(const LogRecord& rec, bool matched, bool recognised, bool refused,
                    uint32_t suspect);
 

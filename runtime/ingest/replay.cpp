@@ -65,6 +65,10 @@ void OpReplay::merge(FileCounters& c) {
   stats.transport_mismatch += s.transport_mismatch;
   for (const auto& [file, n] : s.transport_refused_by_file)
     stats.transport_refused_by_file[file] += n;
+  for (const auto& [file, r] : s.refused_claims_by_file) {
+    auto [it, fresh] = stats.refused_claims_by_file.try_emplace(file, r);
+    if (!fresh) it->second.count += r.count;
+  }
   LineCounts& counts = core_.counts;
   counts.parsed_lines += c.parsed_lines;
   counts.parsed_bytes += c.parsed_bytes;

@@ -384,12 +384,21 @@ TEST(Cli, FilesStdinAndTarballAreInputsToo) {
             0u)
       << jf.dump(2);
 
-  // The same lines on stdin with --host.
+  // The same lines on stdin with --host: job output until declared a kernel
+  // capture (formats.md, "Who speaks for what"), and the report says so.
   std::ifstream in(kern);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Result p = run(
+  Result undeclared = run(
       {"diagnose", "--kb", kb, "--topology", bundle + "/topology.json", "--host", "node-0018", "-"},
       text);
+  ASSERT_EQ(undeclared.rc, 0) << undeclared.err;
+  EXPECT_EQ(undeclared.out.find("node-0018/pcie/0000:5c:00.0\", \"fault_class"),
+            std::string::npos);
+  EXPECT_NE(undeclared.out.find("refused as evidence"), std::string::npos);
+  EXPECT_NE(undeclared.out.find("--kernel-capture - for standard input"), std::string::npos);
+  Result p = run({"diagnose", "--kb", kb, "--topology", bundle + "/topology.json", "--host",
+                  "node-0018", "--kernel-capture", "-", "-"},
+                 text);
   ASSERT_EQ(p.rc, 0) << p.err;
   json jp = json::parse(p.out);
   ASSERT_FALSE(jp["root_causes"].empty());

@@ -78,9 +78,17 @@ with tempfile.TemporaryDirectory() as tmp:
           f"diagnose notes: {out[:2000]}")
     check("000-000-00000-1-gpu-1/gpu@0000:44:00.0" in out and "1970" not in out, "diagnose: device, no 1970")
 
-    # dmesg -T on stdin: its own year; host 'stdin' (no line names one).
+    # dmesg -T on stdin: refused as kernel lines unless declared (stdin is job
+    # output until then: formats.md "Who speaks for what"), and the refusal
+    # says so; declared, its own year and host 'stdin' (no line names one).
     with open(os.path.join(work, "dmesg-T.txt")) as f:
-        evs, err = events(["-"], stdin=f.read(), cwd=work)
+        paste = f.read()
+    rc, out, err = run(["events", "--kb", KB, "--stats", "-"], stdin=paste, cwd=work)
+    check(rc == 0 and not [l for l in out.splitlines() if l.startswith("{")],
+          f"undeclared stdin: kernel events {out[:300]}")
+    check('"refused_claims_by_file"' in err and "<stdin>" in err,
+          f"undeclared stdin: refusal not reported: {err[-600:]}")
+    evs, err = events(["--kernel-capture", "-", "-"], stdin=paste, cwd=work)
     check(len(evs) >= 1, f"stdin: events {len(evs)}")
     for e in evs:
         check(e["host"] == "stdin" and e["device"] == "stdin/gpu@0000:a1:00.0", f"stdin: {e['device']}")

@@ -64,6 +64,7 @@ TEST_P(Formats, Parses) {
   FileContext ctx;
   ctx.host_dir = r.dir;
   ctx.file = "hosts/" + r.dir + "/test.log";
+  ctx.source = FileSource::system_log;  // the rows are about shapes: each line says its transport
   if (r.boot_time) ctx.boot_time_us = parse_rfc3339(*r.boot_time);
   ctx.tz_offset_s = r.tz;
   ctx.year = r.year;

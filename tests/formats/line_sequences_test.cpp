@@ -72,10 +72,15 @@ TEST(FormatSequences, ParsesAloneOnlyForSameMonthSyslogLines) {
   EXPECT_FALSE(f.p.parses_alone(mar1, mar2));
 }
 
-// A pasted prompt is skipped and counted; its command makes the following
+// A pasted prompt is skipped and counted; in pasted standard input (not in
+// job output, where a job could print one) its command makes the following
 // untimed lines kernel lines (lyulyul/shine-cluster#171 shows the prompt form).
 TEST(FormatSequences, PastedPromptIsSkippedAndItsCommandSetsTheTransport) {
-  Fixture f;
+  Fixture job;
+  EXPECT_FALSE(job.parse("user@gpu-07:~$ dmesg -T | grep -i xid"));
+  ASSERT_TRUE(job.parse("NVRM: Xid (PCI:0000:dc:00): 79, GPU has fallen off the bus."));
+  EXPECT_EQ(job.rec.transport, kTransportApp);
+  Fixture f(std::nullopt, "node-0017", "stdin");
   EXPECT_FALSE(f.parse("user@gpu-07:~$ dmesg -T | grep -i xid"));
   EXPECT_EQ(f.stats.prompt_lines, 1u);
   ASSERT_TRUE(f.parse("NVRM: Xid (PCI:0000:dc:00): 79, GPU has fallen off the bus."));
@@ -212,6 +217,7 @@ TEST(FormatSequences, GarbageNulInvalidUtf8AndHugeLinesAreKeptAndCounted) {
   LineParser p(topo(), opts, &stats);
   FileContext ctx;
   ctx.host_dir = "node-0017";
+  ctx.source = FileSource::system_log;  // raw dmesg lines date the untimed one
   p.begin_file(ctx);
   LogRecord rec;
   std::string nul("[1.000000] a\0b", 14);

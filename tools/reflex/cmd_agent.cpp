@@ -102,6 +102,17 @@ void add_agent_options(CLI::App& app, AgentOptions* o) {
                "check followed files every --poll only (default: inotify wakes at an append)");
   app.add_flag("--once", o->cfg.once,
                "exit once every file is read to its end, stdin is at EOF and all is published");
+  app.add_option("--kernel-capture", o->cfg.kernel_captures,
+                 "a followed file that is a kernel capture: every line of it is a kernel line "
+                 "(a glob on the path, or on the name; repeatable). Without it only dmesg*, "
+                 "*kern*, messages*, console*, ... are, and a kernel-shaped line elsewhere "
+                 "(job output) is refused")
+      ->allow_extra_args(false);
+  app.add_option("--collector", o->cfg.collectors,
+                 "a followed file that is a central collector (a syslog server's file): its "
+                 "lines may name other hosts (a glob; repeatable). Without it a line naming "
+                 "another host is refused")
+      ->allow_extra_args(false);
   add_strict_transport_flag(app, &o->cfg.strict_transport);
   add_daemon_options(app, &o->dopts);
 }

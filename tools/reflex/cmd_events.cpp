@@ -69,7 +69,8 @@ bool event_before(const LineKey& a, const LineKey& b) {
   return a.seq < b.seq;
 }
 
-ojson stats_json(const IngestStats& s) {
+// Paths are shown as the user named the files (in_set.map_*).
+ojson stats_json(const IngestStats& s, const InputSet& in_set) {
   ojson j;
   j["lines"] = s.lines;
   j["bytes"] = s.bytes;
@@ -94,12 +95,24 @@ ojson stats_json(const IngestStats& s) {
   j["skipped_files"] = s.skipped_files;
   j["precompiled_patterns"] = s.precompiled_patterns;
   j["per_signature_hits"] = s.per_signature_hits;
-  j["transport_refused_by_file"] = s.transport_refused_by_file;
+  ojson transport_refused = ojson::object();
+  for (const auto& [file, n] : s.transport_refused_by_file)
+    transport_refused[in_set.map_text(file)] = n;
+  j["transport_refused_by_file"] = transport_refused;
+  ojson refused = ojson::object();
+  for (const auto& [file, r] : s.refused_claims_by_file)
+    refused[in_set.map_text(file)] = {{"count", r.count},
+                                      {"why", r.why},
+                                      {"first", in_set.map_evidence(r.evidence)},
+                                      {"would_be", r.would_be},
+                                      {"line", r.line}};
+  j["refused_claims_by_file"] = refused;
   j["unrecognized_lines"] = s.unrecognized_lines;
   j["unrecognized_by_suspect"] = s.unrecognized_by_suspect;
   ojson samples = ojson::array();
   for (const auto& u : s.unrecognized_samples)
-    samples.push_back({{"suspect", u.suspect}, {"evidence", u.evidence}, {"line", u.line}});
+    samples.push_back(
+        {{"suspect", u.suspect}, {"evidence", in_set.map_evidence(u.evidence)}, {"line", u.line}});
   j["unrecognized_samples"] = samples;
   return j;
 }
@@ -364,9 +377,10 @@ int run_events(int argc, char** argv) {
   write_events(*rec);
   for (const std::string& n : rec->stats.notes) note("note: " + in_set.map_text(n));
   if (want_stats)
-    std::fprintf(
-        stderr, "%s\n",
-        stats_json(rec->stats).dump(2, ' ', false, ojson::error_handler_t::replace).c_str());
+    std::fprintf(stderr, "%s\n",
+                 stats_json(rec->stats, in_set)
+                     .dump(2, ' ', false, ojson::error_handler_t::replace)
+                     .c_str());
   const bool none = rec->lines.empty();
   leave_to_exit(std::make_unique<Recognized>(std::move(*rec)));
   leave_to_exit(std::move(topo));

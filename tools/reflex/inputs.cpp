@@ -19,6 +19,7 @@
 
 #include "reflex/log_format.h"
 #include "reflex/modules/archive_api.h"
+#include "reflex/sources.h"
 
 namespace reflex::cli {
 
@@ -131,6 +132,17 @@ void add_input_options(CLI::App& app, InputOptions* opts, std::vector<std::strin
   app.add_option("--timezone", opts->timezone,
                  "zone of zone-less times for hosts without a timezone file: +05:30, UTC or an "
                  "IANA name (default UTC)");
+  app.add_option("--kernel-capture", opts->kernel_captures,
+                 "declare a file a kernel capture: every line of it is a kernel line (a glob on "
+                 "the bundle path or the file name, a file as given, or - for standard input; "
+                 "repeatable). Without it only dmesg*, *kern*, messages*, console*, ... are, and "
+                 "a kernel-shaped line elsewhere is refused")
+      ->allow_extra_args(false);
+  app.add_option("--collector", opts->collectors,
+                 "declare a file a central collector (a syslog server's file): its lines may "
+                 "name other hosts (a glob, a file as given; repeatable). Without it a line in a "
+                 "host's file naming another known host is refused")
+      ->allow_extra_args(false);
   app.add_option("--max-unpack", opts->max_unpack,
                  "largest total an archive may unpack to, in bytes (default 8 GiB; also at most "
                  "1000 times the archive's own size unless raised here)")
@@ -537,14 +549,15 @@ bool InputSet::take_unpacked(const std::string& archive, std::string* error) {
   return true;
 }
 
-// A bundle read as it is, with --year/--timezone beside it: a bundle of links
-// to its hosts/ and topology.json, with the year and zone files.
+// A bundle read as it is, with --year/--timezone/... beside it: a bundle of
+// links to its hosts/, topology.json and sources.json, with the files the
+// options make.
 bool InputSet::mirror_bundle(const std::string& dir, std::string* error) {
   std::error_code ec;
   fs::create_directory_symlink(fs::absolute(fs::path(dir) / "hosts"), fs::path(tmp_) / "hosts", ec);
-  if (!ec && fs::exists(fs::path(dir) / "topology.json", ec))
-    fs::create_symlink(fs::absolute(fs::path(dir) / "topology.json"),
-                       fs::path(tmp_) / "topology.json", ec);
+  for (const char* name : {"topology.json", "sources.json"})
+    if (!ec && fs::exists(fs::path(dir) / name, ec))
+      fs::create_symlink(fs::absolute(fs::path(dir) / name), fs::path(tmp_) / name, ec);
   if (ec) {
     *error = "cannot link " + dir + ": " + ec.message();
     return false;
@@ -554,8 +567,20 @@ bool InputSet::mirror_bundle(const std::string& dir, std::string* error) {
   return true;
 }
 
-// --year and --timezone as the bundle's `year` and `timezone` files.
-bool InputSet::write_defaults(const std::string& root, std::string* error) {
+// A declared file as the bundle names it: - is standard input, a file given
+// by path is where it was placed; anything else is a glob as written.
+std::string InputSet::declared_glob(const std::string& given) const {
+  const std::string shown = given == "-" ? "<stdin>" : given;
+  for (const auto& [placed, user] : evidence_)
+    if (user == shown) return placed;
+  return given;
+}
+
+// --year, --timezone, --kernel-capture and --collector as the bundle's
+// `year`, `timezone` and `sources.json` files (the last merged into the
+// bundle's own, read from `declared_in`, else from root).
+bool InputSet::write_defaults(const std::string& root, std::string* error,
+                              const std::string& declared_in) {
   auto put = [&](const char* name, const std::string& v) {
     std::ofstream out(fs::path(root) / name, std::ios::binary);
     out << v << "\n";
@@ -564,7 +589,15 @@ bool InputSet::write_defaults(const std::string& root, std::string* error) {
   };
   if (opts_.year && !put("year", std::to_string(*opts_.year))) return false;
   if (!opts_.timezone.empty() && !put("timezone", opts_.timezone)) return false;
-  return true;
+  if (opts_.kernel_captures.empty() && opts_.collectors.empty()) return true;
+  SourceDeclarations d;
+  const fs::path own = fs::path(declared_in.empty() ? root : declared_in) / "sources.json";
+  std::error_code ec;
+  if (fs::exists(own, ec) && !read_source_declarations(own.string(), &d, error)) return false;
+  for (const std::string& g : opts_.kernel_captures) d.kernel_capture.push_back(declared_glob(g));
+  for (const std::string& g : opts_.collectors) d.collector.push_back(declared_glob(g));
+  fs::remove(fs::path(root) / "sources.json", ec);  // an unpacked bundle's own: replaced
+  return put("sources.json", d.to_json());
 }
 
 bool InputSet::add_any(const std::string& a, std::string* error) {
@@ -586,14 +619,15 @@ bool InputSet::prepare(const std::vector<std::string>& args, const InputOptions&
     *error = "missing input: an incident bundle directory, a .tar.gz of one, log files or -";
     return false;
   }
-  const bool defaults = opts.year || !opts.timezone.empty();
+  const bool defaults = opts.year || !opts.timezone.empty() || !opts.kernel_captures.empty() ||
+                        !opts.collectors.empty();
   if (args.size() == 1 && args[0] != "-" && fs::is_directory(args[0], ec) &&
       is_bundle_dir(args[0])) {
     if (!defaults) {
       bundle_ = args[0];
       return true;
     }
-    return make_tmp(error) && mirror_bundle(args[0], error) && write_defaults(tmp_, error);
+    return make_tmp(error) && mirror_bundle(args[0], error) && write_defaults(tmp_, error, args[0]);
   }
   if (args.size() == 1 && is_archive_name(args[0])) {
     if (!make_tmp(error) || !unpack(args[0], error)) return false;

@@ -25,6 +25,10 @@ struct InputOptions {
   // --max-unpack: what an archive may unpack to, at most (bytes); its members'
   // declared sizes are checked against it before anything is written.
   uint64_t max_unpack = uint64_t(8) << 30;
+  // --kernel-capture / --collector: files declared a kernel capture or a
+  // central collector (globs, a file as given, or - for standard input),
+  // added to the bundle's own sources.json.
+  std::vector<std::string> kernel_captures, collectors;
 };
 
 class InputSet {
@@ -56,7 +60,9 @@ class InputSet {
   bool unpack(const std::string& archive, std::string* error);
   bool take_unpacked(const std::string& archive, std::string* error);
   bool mirror_bundle(const std::string& dir, std::string* error);
-  bool write_defaults(const std::string& root, std::string* error);
+  bool write_defaults(const std::string& root, std::string* error,
+                      const std::string& declared_in = "");
+  std::string declared_glob(const std::string& given) const;
   bool make_tmp(std::string* error);
   std::string place(const std::string& host, const std::string& name);
 

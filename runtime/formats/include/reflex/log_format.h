@@ -33,6 +33,15 @@ struct FormatStats {
   std::vector<std::string> notes;   // each said once
 };
 
+// Who may speak through a file (docs/formats.md, "Who speaks for what").
+enum class FileSource : uint8_t {
+  by_name,         // its name says: a kernel capture, a system log, else job output
+  kernel_capture,  // every line is a kernel line (dmesg output, kern.log, a console dump)
+  system_log,      // lines carry their own transport (syslog, a journal export)
+  job_output,      // no line is a kernel line; a kernel-shaped one is refused
+  caller,          // the caller sets host and transport (envelopes, feed_line)
+};
+
 // Per-file context of a bundle: the host directory's boot_time and timezone,
 // the year for year-less formats (from the bundle's own dated lines).
 struct FileContext {
@@ -50,6 +59,14 @@ struct FileContext {
   // Additive: wall time of the file's first timed line (set by the bundle
   // walker); untimed lines before it (NCCL init chatter) inherit it.
   std::optional<int64_t> lead_time_us;
+  // Additive: who may speak through the file (declared, else by its name),
+  // and whether it is a central collector whose lines may name other hosts
+  // (a syslog server's file); otherwise a line naming another host is refused.
+  FileSource source = FileSource::by_name;
+  bool collector = false;
+  // Additive: host_dir is the file's host even when the topology does not
+  // know it (an agent reading its own host's logs).
+  bool own_host = false;
 };
 
 // Parses one line of a file: detects the format per line, strips the prefix,

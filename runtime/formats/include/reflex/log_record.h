@@ -12,6 +12,12 @@
 
 namespace reflex {
 
+// Why a line's claim is refused (docs/formats.md, "Who speaks for what"):
+// its shape says kernel but its file is not a kernel capture, or it names a
+// host other than the one whose file holds it. A refused line is never
+// evidence; it is counted and shown.
+enum class Refusal : uint8_t { none, kernel_claim, foreign_host };
+
 struct LogRecord {
   std::string host;             // resolved host name, or the raw name when unknown
   bool host_known = true;       // false: not in the topology (kept, flagged)
@@ -26,6 +32,7 @@ struct LogRecord {
   std::string_view file;  // bundle-relative path, e.g. "hosts/node-0017/kern.log"
   uint64_t line_no = 0;   // 1-based line number in that (decompressed) file
   int rank_hint = -1;     // "[rank3]:" / "[3]" prefixes of NCCL/PyTorch lines, -1 if none
+  Refusal refusal = Refusal::none;
 };
 
 }  // namespace reflex

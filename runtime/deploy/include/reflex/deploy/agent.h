@@ -23,6 +23,10 @@ struct AgentConfig {
   int year = 0;                      // for log formats without one
   std::optional<int64_t> boot_time;  // unix µs, for raw dmesg seconds
   std::vector<std::string> follows;  // files and directories to follow
+  // Followed files declared a kernel capture (every line a kernel line) or a
+  // central collector (lines may name other hosts): globs on the path, or on
+  // the name when the glob holds no '/'. Else the file's name decides.
+  std::vector<std::string> kernel_captures, collectors;
   bool use_stdin = false;            // also read event envelopes on stdin
   bool use_journal = false;          // also read the journal through journal_command
   std::string journal_command = "journalctl -f -o json --no-pager";
