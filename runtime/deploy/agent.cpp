@@ -35,6 +35,7 @@
 #include "agent_reading.h"
 #include "agent_types.h"
 #include "deploy_codec.h"
+#include "event_signing.h"
 #include "reflex/artifact.h"
 #include "reflex/bus.h"
 #include "reflex/deploy/agent.h"
@@ -54,6 +55,10 @@ class StdoutBus final : public bus::EventBus {
                       std::string*) override {
     for (const auto& [shard, rec] : batch) {
       nlohmann::json j = {{"shard", shard}, {"id", rec.id}, {"event", rec.payload}};
+      if (!rec.signer.empty()) {
+        j["signer"] = rec.signer;
+        j["sig"] = rec.sig;
+      }
       std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       s += '\n';
       std::fwrite(s.data(), 1, s.size(), stdout);
@@ -218,9 +223,10 @@ void declare_agent_metrics(Metrics& metrics) {
 // Redis Streams when a URL is given, else events printed on stdout; null
 // (after a message) when the URL is bad.
 std::unique_ptr<bus::EventBus> make_agent_bus(const std::string& redis_url, size_t maxlen,
-                                              int min_replicas) {
+                                              int min_replicas, const std::string& password) {
   if (redis_url.empty()) return std::make_unique<StdoutBus>();
   bus::Options bopts;
+  bopts.password = password;
   bopts.maxlen = maxlen;
   bopts.min_replicas = min_replicas;
   std::string err;
@@ -424,15 +430,27 @@ using agent::make_agent_bus;
 using agent::stop_agent;
 
 int run_agent(const AgentConfig& cfg, const KnowledgeBase& kb, const Topology& topo) {
+  std::string err, password, key;
+  if (!redis_password(cfg.redis_url, cfg.redis_password_file, &password, &err)) {
+    log(Level::error, "--redis-password-file: " + err);
+    return 2;
+  }
+  if (!cfg.signing_key_file.empty()) {
+    auto k = read_key_file(cfg.signing_key_file, &err);
+    if (!k) {
+      log(Level::error, "--signing-key: " + err);
+      return 2;
+    }
+    key = *k;
+  }
   std::unique_ptr<bus::EventBus> bus =
-      make_agent_bus(cfg.redis_url, cfg.maxlen, cfg.redis_min_replicas);
+      make_agent_bus(cfg.redis_url, cfg.maxlen, cfg.redis_min_replicas, password);
   if (!bus) return 2;
   Metrics metrics;
   declare_agent_metrics(metrics);
   metrics.standard(engine_version());
   Health health;
   MetricsServer server;
-  std::string err;
   if (!cfg.metrics.empty() && !server.start(cfg.metrics, &metrics, &health, &err)) {
     log(Level::error, err);
     return 2;
@@ -450,6 +468,8 @@ int run_agent(const AgentConfig& cfg, const KnowledgeBase& kb, const Topology& t
   a.positions.state_path = cfg.state_path;
   a.out.buffer_max = cfg.buffer_max;
   a.out.batch = cfg.batch;
+  a.out.signer = cfg.host;
+  a.out.signing_key = key;
   if (!a.positions.load(&err)) {
     log(Level::error, err);
     return 2;

@@ -1,6 +1,8 @@
 // The agent's publisher: memory queue, spool, bus (agent_publisher.h).
 #include "agent_publisher.h"
 
+#include "event_signing.h"
+
 #include <cctype>
 #include <optional>
 #include <utility>
@@ -99,6 +101,7 @@ bool Publisher::drain_spool() {
     out.reserve(recs.size());
     for (SpoolRecord& r : recs)
       out.emplace_back(std::move(r.shard), bus::Record{std::move(r.id), std::move(r.payload)});
+    sign(&out);
     if (!bus.publish_events(out, &err)) {
       publish_failed(err);
       break;
@@ -197,6 +200,14 @@ void Publisher::spool_metrics() {
   metrics.set("reflex_agent_spool_damaged_bytes_total", static_cast<double>(spool->damaged_bytes));
 }
 
+void Publisher::sign(std::vector<std::pair<std::string, bus::Record>>* out) const {
+  if (signing_key.empty()) return;
+  for (auto& [shard, rec] : *out) {
+    rec.signer = signer;
+    rec.sig = sign_entry(signing_key, signer, shard, rec.id, rec.payload);
+  }
+}
+
 void Publisher::send() {
   apply_front_markers();
   bool spool_empty = drain_spool();
@@ -208,6 +219,7 @@ void Publisher::send() {
       ++items;
       if (!p.marker) out.emplace_back(p.shard, p.rec);
     }
+    sign(&out);
     std::string err;
     if (!bus.publish_events(out, &err)) {
       publish_failed(err);

@@ -9,6 +9,8 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "agent_positions.h"
 #include "agent_types.h"
@@ -32,6 +34,12 @@ struct Publisher {
   // Beyond the memory buffer: the on-disk spool (null: reading pauses instead).
   std::unique_ptr<Spool> spool;
   bool spool_full = false;
+
+  // With a key (--signing-key), every entry is signed as `signer`'s
+  // (event_signing.h) when it is sent, from memory or from the spool.
+  std::string signer;
+  std::string signing_key;
+  void sign(std::vector<std::pair<std::string, bus::Record>>* out) const;
 
   bool full() const { return pending_events >= buffer_max; }
   void add_event(Pending&& p) {

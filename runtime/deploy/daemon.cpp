@@ -3,12 +3,19 @@
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 
+#include "reflex/bus.h"
 #include "reflex/modules/http_api.h"
 
 namespace reflex::deploy {
@@ -287,6 +294,50 @@ void sleep_unless_stopped(std::chrono::milliseconds d) {
 void Backoff::failed() {
   delay_ = delay_.count() == 0 ? first_ : std::min(cap_, delay_ * 2);
   next_ = std::chrono::steady_clock::now() + delay_;
+}
+
+bool read_secret_file(const std::string& path, std::string* out, std::string* err) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    *err = path + ": " + std::strerror(errno);
+    return false;
+  }
+  if (!S_ISREG(st.st_mode) || st.st_size > 4096) {
+    *err = path + ": not a secret file (a regular file of at most 4 KiB)";
+    return false;
+  }
+  if (st.st_mode & S_IROTH) {
+    *err = path + ": readable by every user; a secret must not be (chmod 600)";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.eof() && in.fail()) {
+    *err = path + ": cannot read";
+    return false;
+  }
+  const size_t b = text.find_first_not_of(" \t\r\n"), e = text.find_last_not_of(" \t\r\n");
+  *out = b == std::string::npos ? "" : text.substr(b, e - b + 1);
+  return true;
+}
+
+bool redis_password(const std::string& url, const std::string& password_file, std::string* password,
+                    std::string* err) {
+  password->clear();
+  if (!password_file.empty()) {
+    if (!read_secret_file(password_file, password, err)) return false;
+    if (password->empty()) {
+      *err = password_file + ": empty";
+      return false;
+    }
+  } else if (const char* env = std::getenv("REFLEX_REDIS_PASSWORD"); env && *env) {
+    *password = env;
+  }
+  if (bus::redact_url(url) != url)
+    log(Level::warn,
+        "the --redis URL holds a password, which every user can read in /proc/PID/cmdline: "
+        "give it in --redis-password-file or $REFLEX_REDIS_PASSWORD instead");
+  return true;
 }
 
 std::string default_owner_name() {

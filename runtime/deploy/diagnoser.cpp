@@ -22,6 +22,7 @@
 
 #include "alerts.h"
 #include "deploy_codec.h"
+#include "event_signing.h"
 #include "lease_keeper.h"
 #include "reflex/artifact.h"
 #include "reflex/bus.h"
@@ -64,6 +65,9 @@ void declare_watch_metrics(Metrics& metrics) {
   metrics.counter("reflex_watch_duplicate_events_total",
                   "Stream entries dropped as redeliveries (an id seen before).");
   metrics.counter("reflex_watch_skipped_entries_total", "Stream entries skipped, by reason.");
+  metrics.counter("reflex_watch_refused_entries_total",
+                  "Stream entries refused by --verify-key: unsigned, a bad signature, or an event "
+                  "that is not the signer's own (other_host, other_shard, other_device).");
   metrics.counter("reflex_watch_diagnoses_total", "Diagnoses published.");
   metrics.counter("reflex_watch_diagnoses_already_published_total",
                   "Diagnoses whose answer had been published already (e.g. before a takeover).");
@@ -102,11 +106,16 @@ class RedisDiagnoser {
     int ttl_ms = 0;
     size_t read_batch = 0;
     int64_t retention_ms = 0;  // 0: no time-based retention
+    // With the master key (--verify-key): only entries signed by the host
+    // they speak for are taken (event_signing.h).
+    std::optional<Key> verify_master;
   };
 
   RedisDiagnoser(Config cfg, bus::EventBus& bus, LeaseKeeper& keeper, Metrics& metrics,
                  AlertSink& alerts, Health& health)
       : cfg_(std::move(cfg)),
+        verifier_(cfg_.verify_master ? std::optional<EntryVerifier>(*cfg_.verify_master)
+                                     : std::nullopt),
         bus_(bus),
         keeper_(keeper),
         metrics_(metrics),
@@ -446,6 +455,19 @@ class RedisDiagnoser {
                       (derr.empty() ? "no event name or device" : derr));
       return;
     }
+    if (verifier_) {
+      const EntryRefusal r =
+          verifier_->check(en.signer, en.sig, name, en.id, en.payload, *ev, *cfg_.topo);
+      if (r != EntryRefusal::none) {
+        metrics_.add("reflex_watch_refused_entries_total", 1,
+                     Metrics::label("reason", refusal_name(r)));
+        log_limited(Level::warn, std::string("refused:") + refusal_name(r) + ":" + name,
+                    "shard " + name + ": refused entry " + en.stream_id + " (" + refusal_name(r) +
+                        "; signer '" + en.signer.substr(0, 64) + "', event " + ev->name + " on " +
+                        ev->device + ")");
+        return;
+      }
+    }
     s.seen.insert(en.id);
     if (!s.waiting_since) s.waiting_since = Clock::now();
     ++fed_;  // counted once per read (read_shards), not a metrics lookup per event
@@ -490,7 +512,8 @@ class RedisDiagnoser {
   }
 
   const Config cfg_;
-  uint64_t fed_ = 0;  // events fed since read_shards last counted them
+  std::optional<EntryVerifier> verifier_;  // from cfg_.verify_master
+  uint64_t fed_ = 0;                       // events fed since read_shards last counted them
   bus::EventBus& bus_;
   LeaseKeeper& keeper_;
   Metrics& metrics_;
@@ -513,7 +536,17 @@ class RedisDiagnoser {
 int run_diagnoser(const DiagnoserConfig& dc, std::shared_ptr<const KnowledgeBase> kb,
                   std::shared_ptr<const Topology> topo) {
   std::string err;
-  auto bus = bus::make_redis_bus(dc.redis_url, {}, &err);
+  bus::Options bopts;
+  if (!redis_password(dc.redis_url, dc.redis_password_file, &bopts.password, &err)) {
+    log(Level::error, "--redis-password-file: " + err);
+    return 2;
+  }
+  std::optional<Key> master;
+  if (!dc.verify_key_file.empty() && !(master = read_key_file(dc.verify_key_file, &err))) {
+    log(Level::error, "--verify-key: " + err);
+    return 2;
+  }
+  auto bus = bus::make_redis_bus(dc.redis_url, bopts, &err);
   if (!bus) {
     log(Level::error, "--redis: " + err);
     return 2;
@@ -542,8 +575,9 @@ int run_diagnoser(const DiagnoserConfig& dc, std::shared_ptr<const KnowledgeBase
   cfg.ttl_ms = dc.ttl_ms;
   cfg.read_batch = dc.read_batch;
   cfg.retention_ms = dc.retention_ms;
+  cfg.verify_master = master;
   // Leases are renewed over a connection of their own, on their own thread.
-  auto lease_bus = bus::make_redis_bus(dc.redis_url, {}, &err);
+  auto lease_bus = bus::make_redis_bus(dc.redis_url, bopts, &err);
   if (!lease_bus) {
     log(Level::error, "--redis: " + err);
     return 2;

@@ -21,7 +21,8 @@ class EmbeddedBus final : public EventBus {
     std::lock_guard<std::mutex> lk(mu_);
     for (const auto& [shard, rec] : batch) {
       Stream& s = streams_[shard];
-      s.entries.push_back({std::to_string(++s.next) + "-0", rec.id, rec.payload, false});
+      s.entries.push_back(
+          {std::to_string(++s.next) + "-0", rec.id, rec.payload, rec.signer, rec.sig, false});
       s.added.push_back(now_ms());
       while (s.entries.size() > opts_.maxlen) {
         s.entries.erase(s.entries.begin());

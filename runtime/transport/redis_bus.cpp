@@ -167,6 +167,10 @@ bool parse_entries(redisReply* entries, std::string* cursor, std::vector<Entry>*
         } else if (name == "e") {
           en.payload.assign(v->str, v->len);
           have_payload = true;
+        } else if (name == "h") {
+          en.signer.assign(v->str, v->len);
+        } else if (name == "s") {
+          en.sig.assign(v->str, v->len);
         }
       }
     en.foreign = !(have_id && have_payload);
@@ -188,11 +192,36 @@ class RedisBus final : public EventBus {
     std::string maxlen = std::to_string(opts_.maxlen);
     for (const auto& [shard, rec] : batch) {
       std::string key = events_key(shard);
-      const char* argv[] = {"XADD", key.c_str(), "MAXLEN",       "~", maxlen.c_str(),
-                            "*",    "id",        rec.id.c_str(), "e", rec.payload.c_str()};
-      size_t lens[] = {4, key.size(),        6, 1, maxlen.size(), 1, 2, rec.id.size(),
-                       1, rec.payload.size()};
-      if (redisAppendCommandArgv(ctx_, 10, argv, lens) != REDIS_OK) return fail(err);
+      const char* argv[] = {"XADD",
+                            key.c_str(),
+                            "MAXLEN",
+                            "~",
+                            maxlen.c_str(),
+                            "*",
+                            "id",
+                            rec.id.c_str(),
+                            "e",
+                            rec.payload.c_str(),
+                            "h",
+                            rec.signer.c_str(),
+                            "s",
+                            rec.sig.c_str()};
+      size_t lens[] = {4,
+                       key.size(),
+                       6,
+                       1,
+                       maxlen.size(),
+                       1,
+                       2,
+                       rec.id.size(),
+                       1,
+                       rec.payload.size(),
+                       1,
+                       rec.signer.size(),
+                       1,
+                       rec.sig.size()};
+      const int argc = rec.signer.empty() ? 10 : 14;  // unsigned: the fields as before
+      if (redisAppendCommandArgv(ctx_, argc, argv, lens) != REDIS_OK) return fail(err);
     }
     bool ok = true, demoted = false;
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -496,6 +525,12 @@ class RedisBus final : public EventBus {
 std::unique_ptr<EventBus> make_redis_bus(const std::string& url, Options opts, std::string* err) {
   Url u;
   if (!parse_url(url, &u, err)) return nullptr;
+  if (!opts.password.empty()) {
+    // The password comes apart from the URL: "redis://USER@host" names the
+    // user then (not redis-cli's password-only form).
+    if (u.user.empty() && !u.password.empty()) u.user = u.password;
+    u.password = opts.password;
+  }
   return std::make_unique<RedisBus>(std::move(u), url, opts);
 }
 

@@ -273,6 +273,13 @@ int run_watch_redis(int argc, char** argv) {
                  "redis://[user[:password]@]host[:port][/db] or "
                  "redis+sentinel://[user[:password]@]host[:port][,...]/NAME")
       ->required();
+  std::string password_file, verify_key;
+  app.add_option("--redis-password-file", password_file,
+                 "the Redis password, read from this file (mode 600); else "
+                 "$REFLEX_REDIS_PASSWORD. Never in --redis: argv is readable by every user");
+  app.add_option("--verify-key", verify_key,
+                 "the cluster's master key (`reflex key new`): only entries signed by the host "
+                 "they speak for are taken; the rest are refused and counted");
   app.add_option("--settle", settle, "late-evidence window after a symptom (default 60s)");
   app.add_option("--skew", skew, "tolerance between two different clocks (default 2s)");
   app.add_option("--owner", owner, "this diagnoser's name in leases (default host-pid)");
@@ -343,6 +350,8 @@ int run_watch_redis(int argc, char** argv) {
   }
   deploy::DiagnoserConfig dc;
   dc.redis_url = redis_url;
+  dc.redis_password_file = password_file;
+  dc.verify_key_file = verify_key;
   dc.owner = owner;
   dc.engine = opts;
   dc.ttl_ms = static_cast<int>(ttl_s * 1000);

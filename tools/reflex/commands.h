@@ -10,5 +10,6 @@ int run_watch(int argc, char** argv);
 int run_eval(int argc, char** argv);
 int run_agent(int argc, char** argv);
 int run_topology(int argc, char** argv);
+int run_key(int argc, char** argv);
 
 }  // namespace reflex::cli

@@ -19,6 +19,7 @@ const char* const kUsage =
     "  eval       diagnose simulated bundles and score them against truth.json\n"
     "  agent      follow this host's logs and publish recognized events (deployment)\n"
     "  topology   build topology.json from outputs collected on each host (lspci, nvidia-smi)\n"
+    "  key        make the keys that bind events to their host (deployment)\n"
     "\n"
     "Run 'reflex <command> --help' for a command's options.\n";
 
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   if (cmd == "eval") return reflex::cli::run_eval(argc - 1, argv + 1);
   if (cmd == "agent") return reflex::cli::run_agent(argc - 1, argv + 1);
   if (cmd == "topology") return reflex::cli::run_topology(argc - 1, argv + 1);
+  if (cmd == "key") return reflex::cli::run_key(argc - 1, argv + 1);
   std::fprintf(stderr, "reflex: %s\nrun 'reflex --help' for the commands\n",
                reflex::cli::unknown_command(cmd, kUsage).c_str());
   return 2;

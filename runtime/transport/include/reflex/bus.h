@@ -17,6 +17,9 @@ namespace reflex::bus {
 struct Record {
   std::string id;
   std::string payload;
+  // The host that signs it and the signature (docs/deployment.md, "Threat
+  // model"); empty when the agent has no key.
+  std::string signer, sig;
 };
 
 // One entry read back. `foreign` = the entry lacks the fields Reflex writes
@@ -26,10 +29,15 @@ struct Entry {
   std::string stream_id;  // position in the shard's stream ("1700000000000-0")
   std::string id;
   std::string payload;
+  std::string signer, sig;  // as the writer gave them ("" when unsigned)
   bool foreign = false;
 };
 
 struct Options {
+  // The data servers' password, read from a file or the environment by the
+  // caller so that it is never in argv; it beats the URL's, and makes
+  // "redis://USER@host" name the user.
+  std::string password;
   size_t maxlen = 1000000;           // per event stream, trimmed approximately (MAXLEN ~)
   size_t diagnoses_maxlen = 100000;  // per diagnoses stream
   int timeout_ms = 2000;             // connect and command timeout

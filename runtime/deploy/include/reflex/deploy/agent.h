@@ -34,6 +34,8 @@ struct AgentConfig {
   bool strict_transport = false;        // syslog text tagged 'kernel:' is not a kernel line
   bool once = false;                    // exit once everything is read and published
   std::string redis_url;                // "" = print the events on stdout
+  std::string redis_password_file;      // the password, from a file (never argv)
+  std::string signing_key_file;         // this host's key: entries are signed ("" = not)
   std::string state_path;               // read positions ("" = none)
   std::string spool_dir;                // "" = <state_path>.spool
   std::string spool_max = "256M";       // bytes with an optional K/M/G suffix; "0" = no spool

@@ -134,6 +134,18 @@ class Backoff {
   std::chrono::steady_clock::time_point next_{};
 };
 
+// A secret (a password, a key) from a file: a regular file of at most 4 KiB
+// that other users cannot read, its surrounding whitespace dropped. False
+// and *err (naming the file) otherwise: a secret readable by every user is
+// refused, not used.
+bool read_secret_file(const std::string& path, std::string* out, std::string* err);
+// The data servers' password: --redis-password-file when given, else
+// $REFLEX_REDIS_PASSWORD, else "" (the URL's own, or none). Never from argv:
+// a URL in argv that holds a password is warned about (/proc/PID/cmdline is
+// readable by every user).
+bool redis_password(const std::string& url, const std::string& password_file,
+                    std::string* password, std::string* err);
+
 std::string default_owner_name();  // hostname-pid
 double now_seconds();              // wall clock, seconds since the epoch
 

@@ -16,6 +16,8 @@ namespace reflex::deploy {
 
 struct DiagnoserConfig {
   std::string redis_url;  // redis://[user[:password]@]host[:port][/db]
+  std::string redis_password_file;  // the password, from a file (never argv)
+  std::string verify_key_file;      // the master key: only signed, own events are taken
   std::string owner;      // this diagnoser's name in leases
   EngineOptions engine;
   int ttl_ms = 0;             // shard lease lifetime
