@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <stdexcept>
 
 #if defined(__linux__)
@@ -501,6 +502,17 @@ KbIndex::KbIndex(const KnowledgeBase& k, Interner* in) : kb(k) {
     max_window_s = std::max(max_window_s, r.max_s + r.skew_s);
   }
   compute_keep(in);
+  std::unordered_map<std::string, std::map<DeviceKind, size_t>> kinds;
+  for (auto& s : kb.signatures)
+    if (!s.fault_class.empty() && !s.suspect) ++kinds[kb.standard_class(s.fault_class)][s.kind];
+  for (auto& [cls, by_kind] : kinds) {
+    size_t best = 0;
+    for (auto& [kind, n] : by_kind)
+      if (n > best) {  // ties: the first kind in DeviceKind order
+        best = n;
+        class_kind[cls] = kind;
+      }
+  }
 }
 
 void KbIndex::compute_keep(Interner* in) {

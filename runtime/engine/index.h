@@ -370,6 +370,10 @@ struct KbIndex {
                : nullptr;
   }
   double max_window_s = 0;  // largest max_s + skew of any rule
+  // The device kind most of a standard class's root-cause signatures are on
+  // (gpu for gpu_memory, host for host_kernel): a host-level line of a class
+  // usually found on a device names no device, and the host stands in.
+  std::unordered_map<std::string, DeviceKind> class_kind;
   // How long before an open incident's first symptom an event of this name
   // can still matter to it, for the streaming retention: max_window_s for
   // every name a diagnosis reads beyond the rules (fault classes: roots,

@@ -249,16 +249,23 @@ RootCause DiagnosisAssembly::root_cause(const Scored& sc, const EventRef& root, 
   }
   rc.device = root.device;
   if (ev) rc.device = most_specific_device(*ev, root.device);
+  std::string std_cls = kb_.standard_class(cls);
+  if (std_cls.empty()) std_cls = cls;
   // A device fault (a GPU's, a NIC's) reported on the host because the
   // line did not say which device: the host is right, the device a guess.
-  if (ev && ev->kind != DeviceKind::host && ev->kind != DeviceKind::job) {
+  // So too a host-level line of a class the KB mostly finds on a device
+  // (CUDA's "uncorrectable ECC error" names no GPU).
+  if (ev && ev->kind != DeviceKind::job) {
+    bool device_level = ev->kind != DeviceKind::host;
+    if (!device_level)
+      if (auto it = ki_.class_kind.find(std_cls); it != ki_.class_kind.end())
+        device_level = it->second != DeviceKind::host && it->second != DeviceKind::job &&
+                       it->second != DeviceKind::rank;
     const DeviceIdView id = DeviceIdView::parse(rc.device);
-    rc.device_unnamed = id.valid && id.kind == DeviceKind::host;
+    rc.device_unnamed = device_level && id.valid && id.kind == DeviceKind::host;
   }
   rc.event = root.event;
   if (!sc.discount.empty()) g_.note(rc.event + " on " + root.device + ": " + sc.discount);
-  std::string std_cls = kb_.standard_class(cls);
-  if (std_cls.empty()) std_cls = cls;
   rc.fault_class = std_cls;
   if (std_cls != cls) rc.subclass = cls;
   rc.score = sc.score;

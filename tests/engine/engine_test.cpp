@@ -92,6 +92,32 @@ TEST(Engine, RootOnAnUnnamedDeviceIsItsHost) {
   EXPECT_EQ(ds[0].eviction_set, std::vector<std::string>{"node-0"});
 }
 
+// A host-level line of a class the KB mostly finds on a GPU (CUDA's
+// "uncorrectable ECC error" names no GPU): the host is named, and the
+// confidence says the device is a guess (at most medium). A host-level class
+// on the same host stays high.
+TEST(Engine, HostStandingInForAGpuClassIsAtMostMedium) {
+  for (const char* cls : {"gpu_fallen_off_bus", "host_kernel"}) {
+    auto b = cascade_kb();
+    b.sig("t_host_line", DeviceKind::host, cls, Severity::critical);
+    b.sig("t_host_more", DeviceKind::host, "host_kernel", Severity::critical);
+    b.sig("t_gpu_more", DeviceKind::gpu, "gpu_fallen_off_bus", Severity::critical);
+    b.rule("t_host_line", "t_cuda_error", {W("effect", Relation::runs_on, "cause")}, 0, 60, 0.9, 1);
+    auto t = topo(topo_json(1, {{"job-1", {0}}}));
+    std::vector<Event> v;
+    v.push_back(ev("t_host_line", "node-0", DeviceKind::host, "node-0", 100, "node-0/app"));
+    v.push_back(
+        ev("t_cuda_error", rank("job-1", 2), DeviceKind::rank, "node-0", 101, "node-0/app"));
+    auto ds = diagnose_events(b.kb, *t, v);
+    ASSERT_EQ(ds.size(), 1u);
+    ASSERT_FALSE(ds[0].root_causes.empty());
+    EXPECT_EQ(ds[0].root_causes[0].device, "node-0") << cls;
+    EXPECT_EQ(ds[0].root_causes[0].confidence,
+              std::string(cls) == "host_kernel" ? "high" : "medium")
+        << cls;
+  }
+}
+
 TEST(Engine, FanInNamesTheOneGpu) {
   KbBuilder b;
   b.sig("t_nvl_fatal", DeviceKind::gpu, "nvlink", Severity::critical);
