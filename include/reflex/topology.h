@@ -72,7 +72,9 @@ class Topology {
   // job, so `same_job` holds between devices of any two hosts (placeholders
   // included) and their symptoms are one incident. No effect when the
   // topology declares a job. Call before sharing the topology.
-  void assume_one_job();
+  // `name` (--job NAME): that job's name, so ranks are job/NAME/rankN and
+  // every host's jobs_of_host is {NAME}; "" keeps placeholder ranks.
+  void assume_one_job(const std::string& name = "");
   bool one_job() const;
 
   // ---- devices and relations (engine) ----

@@ -240,9 +240,10 @@ std::optional<DeviceInfo> Topology::storage(std::string_view name_or_ip) const {
   return std::nullopt;
 }
 
-void Topology::assume_one_job() {
+void Topology::assume_one_job(const std::string& name) {
   if (!impl_->jobs.empty() || impl_->one_job) return;
   impl_->one_job = true;
+  impl_->one_job_name = name;
   impl_->index_links();
 }
 
@@ -251,6 +252,7 @@ bool Topology::one_job() const {
 }
 
 std::vector<std::string> Topology::jobs_of_host(const std::string& host) const {
+  if (impl_->one_job && !impl_->one_job_name.empty()) return {impl_->one_job_name};
   std::vector<std::string> v;
   int32_t h = impl_->host_index(host);
   if (h == kNone) return v;

@@ -223,6 +223,7 @@ struct TopoData {
   // Topology::assume_one_job(): no job declared, and the input's hosts taken
   // as one job (same_job holds between any two of their devices).
   bool one_job = false;
+  std::string one_job_name;  // --job NAME: the one job's name ("" = unnamed)
   void index_links() {
     links.clear();
     links.reserve(devs.size());

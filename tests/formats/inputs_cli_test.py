@@ -142,6 +142,24 @@ with tempfile.TemporaryDirectory() as tmp:
     evs, err = events(["in/kern.log", "multihost"], cwd=work)
     check(len({e["host"] for e in evs}) == 4, "file + dir: " + str({e["host"] for e in evs}))
 
+    # --job NAME: the hosts of a directory of hosts' logs (no topology) are
+    # one job of that name: ranks job/NAME/rankN, the diagnosis names the job.
+    # Without it the ranks stay placeholders on their hosts. With a topology
+    # that declares jobs, NAME must be one of them.
+    example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                           "incident-pcie")
+    shutil.copytree(os.path.join(example, "hosts"), os.path.join(work, "jobhosts"))
+    rc, out, err = run(["diagnose", "--kb", KB, "--job", "train-7", "jobhosts"], cwd=work)
+    d = json.loads(out) if rc == 0 else {}
+    check(d.get("job") == "job/train-7" and
+          d.get("trigger", {}).get("device", "").startswith("job/train-7/rank"),
+          f"--job: job {d.get('job')}, trigger {d.get('trigger')}")
+    rc, out, err = run(["diagnose", "--kb", KB, "jobhosts"], cwd=work)
+    d = json.loads(out) if rc == 0 else {}
+    check("/rank@" in d.get("trigger", {}).get("device", ""), f"no --job: {d.get('trigger')}")
+    rc, _, err = run(["diagnose", "--kb", KB, "--job", "nope", example], cwd=work)
+    check(rc == 2 and "declares the jobs job-42; not nope" in err, f"--job nope: {rc} {err}")
+
     # Near-miss: an empty directory is no input (exit 2, a clear message).
     os.makedirs(os.path.join(work, "empty"))
     rc, _, err = run(["events", "--kb", KB, "empty"], cwd=work)

@@ -86,7 +86,8 @@ std::shared_ptr<const KnowledgeBase> load_engine_kb(const std::string& kb_path) 
 // --topology, else BUNDLE/topology.json, else an empty topology (with a note
 // saying so); null (after a message) when the file does not load.
 std::shared_ptr<const Topology> load_topology(std::string topo_path, const std::string& bundle,
-                                              std::vector<std::string>* notes) {
+                                              std::vector<std::string>* notes,
+                                              const std::string& job) {
   std::error_code ec;
   if (topo_path.empty() && !bundle.empty() && fs::exists(fs::path(bundle) / "topology.json", ec))
     topo_path = (fs::path(bundle) / "topology.json").string();
@@ -96,7 +97,7 @@ std::shared_ptr<const Topology> load_topology(std::string topo_path, const std::
         "a placeholder, relations hold by host only, and the input's hosts are taken as one job");
     say("note: " + notes->back());
     auto t = Topology::empty();
-    t->assume_one_job();
+    t->assume_one_job(job);
     return t;
   }
   TopologyError terr;
@@ -105,8 +106,13 @@ std::shared_ptr<const Topology> load_topology(std::string topo_path, const std::
     std::fprintf(stderr, "%s\n", terr.str().c_str());
     return t;
   }
+  std::string err;
+  if (!apply_job_option(t.get(), job, &err)) {
+    say(err);
+    return nullptr;
+  }
   t->assume_one_job();
-  if (t->one_job() && t->host_count() > 1)
+  if (t->one_job() && t->host_count() > 1 && job.empty())
     notes->push_back("the topology declares no job: the input's hosts are taken as one job");
   return t;
 }
@@ -277,7 +283,7 @@ int run_diagnose(int argc, char** argv) {
   auto kb = load_engine_kb(kb_path);
   if (!kb) return 2;
   std::vector<std::string> notes;
-  std::shared_ptr<const Topology> topo = load_topology(topo_path, bundle, &notes);
+  std::shared_ptr<const Topology> topo = load_topology(topo_path, bundle, &notes, in_opts.job);
   if (!topo) return 2;
   for (const std::string& n : topo->notes()) notes.push_back("topology: " + n);
   for (const std::string& n : in_set.notes()) notes.push_back("input: " + n);

@@ -128,7 +128,7 @@ void print_patterns(const KnowledgeBase& kb, const std::string& export_fmt) {
 // --topology, else BUNDLE/topology.json, else an empty topology (said so);
 // null (after a message) when the file does not load. Messages go to *said.
 std::unique_ptr<Topology> events_topology(std::string topo_path, const InputSet& in_set,
-                                          std::vector<std::string>* said) {
+                                          const std::string& job, std::vector<std::string>* said) {
   const std::string& bundle = in_set.bundle_dir();
   std::error_code ec;
   if (topo_path.empty() && fs::exists(fs::path(bundle) / "topology.json", ec))
@@ -139,11 +139,18 @@ std::unique_ptr<Topology> events_topology(std::string topo_path, const InputSet&
                                   ? "no topology (no --topology): every device is a placeholder"
                                   : "no topology (no --topology, no " + bundle +
                                         "/topology.json): every device is a placeholder"));
-    return Topology::empty();
+    auto topo = Topology::empty();
+    if (!job.empty()) topo->assume_one_job(job);
+    return topo;
   }
   TopologyError terr;
   auto topo = Topology::load_file(topo_path, &terr);
   if (!topo) said->push_back(terr.str() + "\n");
+  std::string err;
+  if (topo && !apply_job_option(topo.get(), job, &err)) {
+    said->push_back(note_line(err));
+    return nullptr;
+  }
   return topo;
 }
 
@@ -200,7 +207,7 @@ struct EventsInputs {
       return;
     }
     for (const std::string& n : in_set.notes()) said.push_back(note_line("note: input: " + n));
-    topo = events_topology(topo_path, in_set, &said);
+    topo = events_topology(topo_path, in_set, host.job, &said);
     if (!topo) return;
     for (const std::string& n : topo->notes()) said.push_back(note_line("note: " + n));
     listing = BundleListing::of(in_set.bundle_dir());

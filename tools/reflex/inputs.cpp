@@ -143,6 +143,10 @@ void add_input_options(CLI::App& app, InputOptions* opts, std::vector<std::strin
                  "name other hosts (a glob, a file as given; repeatable). Without it a line in a "
                  "host's file naming another known host is refused")
       ->allow_extra_args(false);
+  app.add_option("--job", opts->job,
+                 "the input's hosts are one job of this name: ranks are job/NAME/rankN and the "
+                 "diagnosis names the job (without a topology, or one that declares no job; "
+                 "with one that declares jobs, one of them)");
   app.add_option("--max-unpack", opts->max_unpack,
                  "largest total an archive may unpack to, in bytes (default 8 GiB; also at most "
                  "1000 times the archive's own size unless raised here)")
@@ -705,6 +709,26 @@ std::string InputSet::map_evidence(const std::string& ev) const {
     if (auto it = prefixes_.find(file.substr(0, slash + 1)); it != prefixes_.end())
       return it->second + file.substr(slash + 1) + ev.substr(colon);
   return ev;
+}
+
+bool apply_job_option(Topology* topo, const std::string& name, std::string* error) {
+  if (name.empty()) return true;
+  if (name.find_first_of("/{} \t") != std::string::npos) {
+    *error = "--job " + name + ": a job name has no '/', braces or spaces";
+    return false;
+  }
+  const std::vector<std::string> declared = topo->devices_of_kind(DeviceKind::job);
+  if (declared.empty()) {
+    topo->assume_one_job(name);
+    return true;
+  }
+  std::string list;
+  for (const std::string& j : declared) {
+    if (j == "job/" + name) return true;
+    list += (list.empty() ? "" : ", ") + j.substr(4);
+  }
+  *error = "--job " + name + ": the topology declares the jobs " + list + "; not " + name;
+  return false;
 }
 
 }  // namespace reflex::cli

@@ -8,12 +8,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+#include "reflex/topology.h"
 
 namespace reflex::cli {
 
@@ -29,6 +31,9 @@ struct InputOptions {
   // central collector (globs, a file as given, or - for standard input),
   // added to the bundle's own sources.json.
   std::vector<std::string> kernel_captures, collectors;
+  // --job NAME: the input's hosts are one job of that name (a topology
+  // without jobs, or none); with a topology that declares jobs, one of them.
+  std::string job;
 };
 
 class InputSet {
@@ -78,6 +83,11 @@ class InputSet {
 // The INPUT... positional, --host, --year and --timezone, the same for every
 // command that reads logs.
 void add_input_options(CLI::App& app, InputOptions* opts, std::vector<std::string>* inputs);
+
+// --job NAME on a loaded topology: without declared jobs the input's hosts
+// become the one job NAME; with declared jobs NAME must be one of them (else
+// false and *error). Empty NAME: nothing.
+bool apply_job_option(Topology* topo, const std::string& name, std::string* error);
 
 // Whether a path names a tar archive by its suffix.
 bool is_archive_name(const std::string& path);
