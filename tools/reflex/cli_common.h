@@ -57,6 +57,12 @@ inline void add_strict_transport_flag(CLI::App& app, bool* strict) {
   app.add_flag("--strict-transport", *strict,
                "syslog text tagged 'kernel:' does not count as a kernel line");
 }
+inline void add_redis_password_option(CLI::App& app, std::string* file) {
+  app.add_option("--redis-password-file", *file,
+                 "the Redis password, read from this file (mode 600; with systemd: "
+                 "LoadCredential= and %d/NAME); else $REFLEX_REDIS_PASSWORD. Never in --redis: "
+                 "argv is readable by every user");
+}
 // Opt-in, as interfaces.md §7 keeps 0 for "ran, found nothing" by default.
 inline void add_exit_code_flag(CLI::App& app, bool* exit_code, const char* what) {
   app.add_flag("--exit-code", *exit_code,

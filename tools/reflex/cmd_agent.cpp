@@ -77,10 +77,7 @@ void add_agent_options(CLI::App& app, AgentOptions* o) {
                  "publish to Redis Streams: redis://[user[:password]@]host[:port][/db], or "
                  "through Sentinel: redis+sentinel://[user[:password]@]host[:port][,...]/NAME "
                  "(default: print the events on stdout)");
-  app.add_option("--redis-password-file", o->cfg.redis_password_file,
-                 "the Redis password, read from this file (mode 600; with systemd: "
-                 "LoadCredential= and %d/NAME); else $REFLEX_REDIS_PASSWORD. Never in --redis: "
-                 "argv is readable by every user");
+  add_redis_password_option(app, &o->cfg.redis_password_file);
   app.add_option("--signing-key", o->cfg.signing_key_file,
                  "this host's key (`reflex key derive`): every entry is signed, so diagnosers "
                  "with --verify-key take from this agent only events of this host");

@@ -274,9 +274,7 @@ int run_watch_redis(int argc, char** argv) {
                  "redis+sentinel://[user[:password]@]host[:port][,...]/NAME")
       ->required();
   std::string password_file, verify_key;
-  app.add_option("--redis-password-file", password_file,
-                 "the Redis password, read from this file (mode 600); else "
-                 "$REFLEX_REDIS_PASSWORD. Never in --redis: argv is readable by every user");
+  add_redis_password_option(app, &password_file);
   app.add_option("--verify-key", verify_key,
                  "the cluster's master key (`reflex key new`): only entries signed by the host "
                  "they speak for are taken; the rest are refused and counted");
