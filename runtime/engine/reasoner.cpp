@@ -117,7 +117,16 @@ std::vector<uint32_t> Reasoner::start_nodes(const std::vector<uint32_t>& symptom
   std::vector<uint32_t> starts;
   if (symptoms.empty()) {
     std::vector<uint32_t> evs;
-    for (uint32_t cn : class_names_) {
+    // Every fault event, and every major or critical consequence the KB
+    // gives no class of its own (an Xid 94 is the echo of an ECC fault):
+    // walked back, it reaches its cause, or the latent cause a rule names,
+    // as a job symptom would.
+    std::vector<uint32_t> names = class_names_;
+    for (auto& [name, sg] : ki_.sig)
+      if (sg->fault_class.empty() && sg->symptom == SymptomKind::none && !sg->suspect &&
+          sg->severity >= Severity::major && ki_.rules_for(name))
+        names.push_back(name);
+    for (uint32_t cn : names) {
       const NameList* nl = ix_.by_name(cn);
       if (!nl) continue;
       evs.insert(evs.end(), nl->wall.begin(), nl->wall.end());

@@ -423,6 +423,27 @@ TEST(Engine, FaultEvidenceWithoutSymptomHasNullTrigger) {
   EXPECT_TRUE(j["trigger"].is_null());
 }
 
+// Without a job symptom, a major consequence the KB gives no class of its
+// own (an Xid 94, the echo of an ECC fault) is walked back too: its latent
+// cause is named over an older, minor application fault on another GPU.
+TEST(Engine, AClasslessConsequenceWithoutSymptomReachesItsCause) {
+  auto b = cascade_kb();
+  b.sig("t_echo", DeviceKind::gpu, "", Severity::major);
+  b.latent("t_mem_fault", DeviceKind::gpu, "gpu_memory", /*silent=*/false);
+  b.rule("t_mem_fault", "t_echo", {W("effect", Relation::same, "cause")}, 0, 60, 0.5);
+  auto t = topo(topo_json(1, {{"job-1", {0}}}));
+  std::vector<Event> v;
+  v.push_back(ev("t_xid13", gpu(0, 1), DeviceKind::gpu, "node-0", 100, "node-0/kernel"));
+  v.push_back(ev("t_echo", gpu(0, 2), DeviceKind::gpu, "node-0", 100 + 4 * 86400, "node-0/kernel"));
+  auto ds = diagnose_events(b.kb, *t, v);
+  ASSERT_FALSE(ds.empty());
+  EXPECT_FALSE(ds[0].trigger);
+  ASSERT_FALSE(ds[0].root_causes.empty());
+  EXPECT_EQ(ds[0].root_causes[0].device, gpu(0, 2));
+  EXPECT_EQ(ds[0].root_causes[0].fault_class, "gpu_memory");
+  EXPECT_TRUE(ds[0].root_causes[0].latent);
+}
+
 TEST(Engine, NoEvidenceAtAllLeavesTheSymptomUnexplained) {
   auto b = cascade_kb();
   auto t = topo(topo_json(1, {{"job-1", {0}}}));
