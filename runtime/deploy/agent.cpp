@@ -3,10 +3,12 @@
 // kernel records and envelopes on stdin, runs the same ingest as `reflex
 // events` and publishes the recognized events to the bus (Redis Streams, or
 // stdout). Read positions (device+inode, offset, line) reach the state file
-// only after the bus accepted every event read before them, and never past
-// the first line of a storm fold still open: a restart neither loses nor
-// repeats (a re-published event carries the same id and the diagnoser drops
-// it). This file composes the sources (agent_files.h, agent_journal.h,
+// only after the bus accepted every event read before them. A file's
+// position is where it was read to, saved with the storm folds still open
+// there (a restart reopens them, then reads on); the journal's and kmsg's
+// stay before the first line of their oldest open fold. A restart neither
+// loses nor repeats (a re-published event carries the same id and the
+// diagnoser drops it). This file composes the sources (agent_files.h, agent_journal.h,
 // agent_kmsg.h) with the publisher (agent_publisher.h) and runs the rounds.
 #include <fcntl.h>
 #include <poll.h>
@@ -135,8 +137,9 @@ struct Agent {
   }
 
   // Folds sent by time (quiet input) or closed by another source's later
-  // line: positions held back by them move up to where the sources were
-  // read. Without this a kill -9 now re-reads lines whose fold was already
+  // line: the files' checkpoints take their folds as they are now, and the
+  // journal's and kmsg's positions held back by them move up to where those
+  // were read. Without this a kill -9 re-reads lines whose fold was already
   // sent, folds them again with another count under the same id, and the
   // diagnoser keeps the first count.
   void advance_checkpoints() {
@@ -159,9 +162,10 @@ struct Agent {
   // Publishes what is pending (the spool first); true when nothing waits.
   bool publish() {
     out.send();
-    // At once: a position written late lets a restart re-read lines whose
-    // storm folds may then be cut differently (same id, other count). Before
-    // the gauges: what they show is durable.
+    // At once: a journal or kmsg position written late lets a restart
+    // re-read lines whose storm folds may then be cut differently (same id,
+    // other count); a file's saved folds are then older than its lines.
+    // Before the gauges: what they show is durable.
     write_state();
     return out.report();
   }

@@ -1,5 +1,6 @@
 // The agent's plain log files: opening, following across rename and
-// truncation, lines to the ingest, checkpoints behind open folds (agent_files.h).
+// truncation, lines to the ingest, checkpoints with the open folds, and
+// those folds opened again at a restart (agent_files.h).
 #include "agent_files.h"
 
 #include <fcntl.h>
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -88,17 +90,9 @@ void FileFollower::open_file(const std::string& path, const struct stat& st) {
       f.read = p.pos;
       f.sent_line = p.sent_line;
       if (!p.evidence.empty()) f.evidence = p.evidence;
-      // Closed and found again in this process: its checkpoint stays
-      // behind the folds its lines opened.
-      if (p.safe.offset < p.pos.offset) {
-        f.safe = p.safe;
-        f.fed_from = p.safe.line + 1;
-      }
     }
-    closing_.erase(key);
     positions_.resume.erase(r);
   }
-  if (!f.fed_from) f.safe = f.read;
   begin_parser(f);
   log(Level::info, "following " + path + " from offset " + std::to_string(f.read.offset) +
                        " (line " + std::to_string(f.read.line) + ")");
@@ -107,6 +101,7 @@ void FileFollower::open_file(const std::string& path, const struct stat& st) {
 }
 
 void FileFollower::discover(const std::vector<std::string>& follows) {
+  if (first_scan_ && positions_.loaded) folds_.reopen();
   // Plain files first: a .gz copy of one of them is then recognized as such.
   std::vector<std::pair<std::string, struct stat>> gzs;
   for (const std::string& p : follows) {
@@ -171,10 +166,8 @@ bool FileFollower::read_file(Followed& f) {
     log(Level::warn, f.path + ": truncated, reading from the start");
     rd_.metrics.add("reflex_agent_truncations_total");
     f.read = {};
-    f.safe = {};
     f.sent_line = 0;  // new lines under old numbers
     f.head_bytes.clear();
-    f.fed_from.reset();
   }
   std::string buf(kReadChunk, '\0');
   ssize_t n = ::pread(f.fd, buf.data(), buf.size(), static_cast<off_t>(f.read.offset));
@@ -196,15 +189,12 @@ bool FileFollower::read_file(Followed& f) {
 void FileFollower::feed_lines(Followed& f, const std::string& buf, size_t usable) {
   if (f.head_bytes.size() < kPrint && f.head_bytes.size() == f.read.offset)
     f.head_bytes.append(buf, 0, std::min(usable, kPrint - f.head_bytes.size()));
-  std::vector<uint64_t> starts;  // offset of each line of this batch
-  uint64_t first_line = f.read.line + 1;
   size_t pos = 0;
   uint64_t lines = 0;
   while (pos < usable) {
     size_t nl = buf.find('\n', pos);
     size_t end = nl == std::string::npos || nl >= usable ? usable : nl;
     std::string_view raw(buf.data() + pos, end - pos);
-    starts.push_back(f.read.offset + pos);
     bool was_skipping = f.skipping;
     f.skipping = nl == std::string::npos || nl >= usable;  // cut: the rest is skipped
     ++f.read.line;
@@ -219,37 +209,29 @@ void FileFollower::feed_lines(Followed& f, const std::string& buf, size_t usable
     } else {
       --f.read.line;  // the tail of a cut line is not a line of its own
       --lines;
-      starts.pop_back();
     }
     pos = end + 1;
   }
   f.read.offset += usable;
   rd_.metrics.add("reflex_agent_lines_read_total", static_cast<double>(lines));
   rd_.metrics.add("reflex_agent_bytes_read_total", static_cast<double>(usable));
-  // Checkpoint: up to here, unless a fold still open began earlier.
-  if (!f.fed_from) f.fed_from = first_line;
-  auto open = rd_.first_open_line(f.evidence, *f.fed_from, f.read.line);
-  if (!open) {
-    f.safe = f.read;
-  } else if (*open >= first_line && *open - first_line < starts.size()) {
-    f.safe = {starts[*open - first_line], *open - 1};
-  }
-  queue_marker(f);
+  queue_marker(f);  // up to here, with the folds still open
 }
 
 void FileFollower::queue_marker(Followed& f) {
   Pending m;
   m.marker = true;
   m.key = f.key;
-  m.pos = f.safe;
+  m.pos = f.read;
   m.sent_line = f.read.line;
   m.path = f.path;
   m.evidence = f.evidence;
-  m.print = print_at(f, f.safe);
+  m.print = print_at(f, f.read);
   m.gz = f.gz;
   m.seen = std::time(nullptr);
   m.supersedes = f.supersedes;
-  if (f.gz && f.complete && f.carry.empty() && f.safe.offset == f.read.offset) {
+  m.folds = folds_.take(open_evidence());
+  if (f.gz && f.complete && f.carry.empty()) {
     struct stat st {};
     if (::fstat(f.fd, &st) == 0) {
       m.done = true;
@@ -261,44 +243,154 @@ void FileFollower::queue_marker(Followed& f) {
 }
 
 void FileFollower::advance() {
-  for (auto& [k, f] : files_)
-    if (f.safe.offset != f.read.offset && !f.target && f.fed_from &&
-        !rd_.first_open_line(f.evidence, *f.fed_from, f.read.line)) {
-      f.safe = f.read;
-      queue_marker(f);
-    }
+  folds_.queue(open_evidence());
 }
 
 void FileFollower::mark_read() {
-  for (auto& [k, f] : files_) {
-    f.safe = f.read;
-    queue_marker(f);
-  }
-  settle_closed(true);
+  for (auto& [k, f] : files_) queue_marker(f);
+  folds_.queue(open_evidence());
 }
 
-// Closed files whose position waited behind an open fold: once no fold
-// of theirs is open, their position moves to where they were read to.
-void FileFollower::settle_closed(bool all) {
-  for (auto it = closing_.begin(); it != closing_.end();) {
-    if (!all &&
-        rd_.first_open_line(it->second.evidence, it->second.safe.line + 1, it->second.pos.line)) {
-      ++it;
-      continue;
-    }
-    Pending m = it->second;
-    m.marker = true;
-    m.safe = m.pos;
-    m.seen = std::time(nullptr);
-    if (auto r = positions_.resume.find(it->first); r != positions_.resume.end())
-      r->second.safe = m.pos;
-    out_.add_marker(std::move(m));
-    it = closing_.erase(it);
+std::set<std::string> FileFollower::open_evidence() const {
+  std::set<std::string> out;
+  for (const auto& [k, f] : files_) out.insert(f.evidence);
+  return out;
+}
+
+// Folds of file lines open now: those whose evidence names an open file, or
+// a file closed or reopened while a fold of its lines is open. The same
+// snapshot while the storms did not change.
+std::shared_ptr<const std::vector<Event>> FileFolds::now(const std::set<std::string>& open) {
+  uint64_t gen = 0;
+  rd_.ing.with_open_storms([&](const OpenStorms& os) { gen = os.generation(); });
+  if (now_ && gen == generation_) return now_;
+  std::set<std::string> sources = sources_, seen;
+  sources.insert(open.begin(), open.end());
+  auto out = std::make_shared<std::vector<Event>>();
+  size_t over = 0;
+  rd_.ing.with_open_storms([&](const OpenStorms& os) {
+    generation_ = os.generation();
+    os.for_each([&](const Event& ev) {
+      size_t colon = ev.evidence.rfind(':');
+      if (colon == std::string::npos) return;
+      auto it = sources.find(ev.evidence.substr(0, colon));
+      if (it == sources.end()) return;
+      seen.insert(*it);
+      if (out->size() < kMaxFolds)
+        out->push_back(ev);
+      else
+        ++over;
+    });
+  });
+  if (over > 0)
+    log_limited(Level::warn, "folds",
+                std::to_string(over) + " open storm fold(s) over " + std::to_string(kMaxFolds) +
+                    " not saved: after a restart they count only the lines read from then on");
+  sources_ = std::move(seen);
+  now_ = out;
+  return out;
+}
+
+std::shared_ptr<const std::vector<Event>> FileFolds::take(const std::set<std::string>& open) {
+  return last_ = now(open);
+}
+
+namespace {
+bool same_folds(const std::vector<Event>& a, const std::vector<Event>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].count != b[i].count || a[i].evidence != b[i].evidence || a[i].name != b[i].name ||
+        a[i].device != b[i].device || a[i].first != b[i].first || a[i].last != b[i].last)
+      return false;
+  return true;
+}
+}  // namespace
+
+void FileFolds::queue(const std::set<std::string>& open) {
+  auto folds = now(open);
+  if (last_ && (folds == last_ || same_folds(*folds, *last_))) return;
+  Pending m;
+  m.marker = true;
+  m.folds_only = true;
+  m.folds = last_ = std::move(folds);
+  m.seen = std::time(nullptr);
+  out_.add_marker(std::move(m));
+}
+
+// A restart: the folds open at the last durable checkpoint are opened
+// again before a line is read, each by its first line fed `count` times
+// (the last one at the fold's last time), announcing nothing (replaying,
+// their first sightings went out before), so each closes with the first
+// line, count and span it would have had without the restart. Re-reading
+// from before the first line of the oldest open fold instead re-read lines
+// of other folds already sent too: folded again from another first line,
+// they were another event, counted twice.
+void FileFolds::reopen() {
+  std::shared_ptr<const std::vector<Event>> folds = positions_.folds;
+  if (!folds || folds->empty()) return;
+  uint64_t budget = kMaxFoldLines;
+  size_t cut = 0;
+  rd_.replaying = true;
+  for (const Event& ev : *folds) {  // in the order their first lines were read
+    uint64_t n = std::min<uint64_t>(ev.count, budget);
+    budget -= n;
+    if (n < ev.count) ++cut;
+    if (n > 0) reopen_fold(ev, n);
   }
+  rd_.replaying = false;
+  // Said when a fold did not open again as saved (its line no longer
+  // matches as it did: another knowledge base). A multi-line message is
+  // completed by the next line read, so it is not checked here.
+  std::map<std::string, uint64_t> now;
+  auto id = [](const Event& ev) { return ev.evidence + '\x1f' + ev.name + '\x1f' + ev.device; };
+  rd_.ing.with_open_storms(
+      [&](const OpenStorms& os) { os.for_each([&](const Event& ev) { now[id(ev)] = ev.count; }); });
+  size_t differ = 0;
+  for (const Event& ev : *folds) {
+    auto it = now.find(id(ev));
+    if (ev.line.find('\n') == std::string::npos && (it == now.end() || it->second != ev.count))
+      ++differ;
+  }
+  log(Level::info,
+      "reopened " + std::to_string(folds->size()) + " storm fold(s) open at the last checkpoint");
+  if (cut + differ > 0)
+    log(Level::warn, std::to_string(cut + differ) +
+                         " saved storm fold(s) did not open again as saved (over " +
+                         std::to_string(kMaxFoldLines) +
+                         " lines, or the knowledge base changed): their counts may differ from "
+                         "an uninterrupted run");
+}
+
+// One saved fold: its first message (lines joined by '\n') fed n times
+// under its evidence, with the saved times (the event's identity).
+void FileFolds::reopen_fold(const Event& ev, uint64_t n) {
+  size_t colon = ev.evidence.rfind(':');
+  std::string evidence = ev.evidence.substr(0, colon);
+  uint64_t line_no = std::strtoull(ev.evidence.c_str() + colon + 1, nullptr, 10);
+  sources_.insert(evidence);
+  auto bt = read_boot_time(fs::path(evidence).parent_path() / "boot_time");
+  std::unique_ptr<LineParser> parser = rd_.parser(evidence, bt ? bt : rd_.boot_time);
+  std::vector<std::string_view> lines;
+  for (size_t at = 0;;) {
+    size_t nl = ev.line.find('\n', at);
+    lines.emplace_back(std::string_view(ev.line).substr(at, nl - at));
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  for (uint64_t i = 0; i < n; ++i)
+    for (size_t k = 0; k < lines.size(); ++k) {
+      LogRecord rec;
+      if (!parser->parse(lines[k], line_no + k, &rec)) continue;
+      if (k == 0) {
+        rec.time = ev.time;
+        if (ev.time.wall && i + 1 == n && n > 1 && ev.last) rec.time.wall = *ev.last;
+        if (ev.time.wall && i + 2 == n && n > 2 && ev.first) rec.time.wall = *ev.first;
+      }
+      rd_.ing.feed_record(rec);
+    }
 }
 
 bool FileFollower::read_files() {
-  settle_closed(false);
   bool any = false;
   // Least recently written first, and none newer while an older one has
   // more than a chunk left: a rotated file is finished before the file that
@@ -330,7 +422,7 @@ bool FileFollower::read_files() {
       struct stat st {};
       Pending done;
       done.key = f.key;
-      done.pos = done.safe = f.read;
+      done.pos = f.read;
       done.path = f.path;
       done.evidence = f.evidence;
       done.gz = done.done = true;
@@ -339,10 +431,6 @@ bool FileFollower::read_files() {
         done.mtime = mtime_ns(st);
       }
       done.print = print_at(f, f.read);
-      if (f.safe.offset != f.read.offset) {
-        closing_[f.key] = done;
-        closing_[f.key].safe = f.safe;
-      }
       gzclose(f.gzf);
       ::close(f.fd);
       positions_.resume[f.key] = std::move(done);
@@ -357,11 +445,9 @@ bool FileFollower::read_files() {
       Pending again;
       again.key = f.key;
       again.pos = f.read;
-      again.safe = f.safe;
       again.print = print_at(f, f.read);
       again.path = f.path;
       again.evidence = f.evidence;
-      if (f.safe.offset != f.read.offset) closing_[f.key] = again;
       ::close(f.fd);
       positions_.resume[f.key] = std::move(again);
       // Its committed position stays until its last events are durable.

@@ -22,7 +22,6 @@ struct Followed {
   std::string evidence;  // the absolute path it was first read by, kept across renames
   int fd = -1;
   Position read;          // next byte to read, lines consumed
-  Position safe;          // everything before it is emitted (no open fold starts earlier)
   bool rotated = false;   // renamed away from a followed path: read to EOF, then close
   bool skipping = false;  // inside a line longer than kMaxLine
   std::unique_ptr<LineParser> parser;
@@ -39,7 +38,6 @@ struct Followed {
   bool complete = false;           // the stream ended with its trailer
   bool waiting_said = false;
   std::optional<FileKey> supersedes;  // the file whose position this one continues
-  std::optional<uint64_t> fed_from;   // the first line this process fed from it
   uint64_t sent_line = 0;  // lines up to it were published before a restart (Pending::sent_line)
 };
 

@@ -138,9 +138,6 @@ void FileFollower::open_gz(const std::string& path, const struct stat& st) {
       f.target = known->pos;
       f.want_tail = known->print.tail;
     }
-    f.safe = known->safe.offset <= known->pos.offset ? known->safe : known->pos;
-    f.fed_from = f.safe.line + 1;  // lines fed by its original count as its own
-    closing_.erase(known->key);    // its position now moves with this file's
   }
   begin_parser(f);
   log(Level::info, path + ": compressed; " +
@@ -209,7 +206,6 @@ bool FileFollower::read_gz(Followed& f) {
         f.target.reset();
         f.carry.clear();
         f.read = {f.carry_at, f.read.line};
-        f.safe = f.read;
         queue_marker(f);
       }
       return pr != Pull::waiting;
@@ -227,8 +223,7 @@ bool FileFollower::read_gz(Followed& f) {
       f.complete = false;
       f.target.reset();
       f.supersedes.reset();
-      f.read = f.safe = {};
-      f.fed_from.reset();
+      f.read = {};
       f.evidence = Reading::file_evidence(f.path);
       begin_parser(f);
       return true;

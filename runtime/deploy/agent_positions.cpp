@@ -12,9 +12,38 @@
 #include <fstream>
 #include <string_view>
 
+#include "deploy_codec.h"
 #include "reflex/deploy/daemon.h"
 
 namespace reflex::deploy::agent {
+
+namespace {
+
+// The saved open folds (Pending::folds): events as on the wire.
+std::shared_ptr<const std::vector<Event>> load_folds(const nlohmann::json& j,
+                                                     const std::string& state_path) {
+  auto it = j.find("folds");
+  if (it == j.end() || !it->is_array()) return nullptr;
+  auto out = std::make_shared<std::vector<Event>>();
+  size_t bad = 0;
+  for (const auto& f : *it) {
+    std::string err;
+    std::optional<Event> ev;
+    if (f.is_object() && out->size() < kMaxFolds)
+      ev = decode_event(f.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), &err);
+    if (ev && ev->count >= 1 && ev->evidence.find(':') != std::string::npos)
+      out->push_back(std::move(*ev));
+    else
+      ++bad;
+  }
+  if (bad > 0)
+    log(Level::warn, state_path + ": " + std::to_string(bad) +
+                         " saved storm fold(s) unusable or over the limit, not reopened (their "
+                         "counts after this restart start from the lines read from now on)");
+  return out;
+}
+
+}  // namespace
 
 bool Positions::load(std::string* err) {
   if (state_path.empty()) return true;
@@ -34,7 +63,6 @@ bool Positions::load(std::string* err) {
     p.pos.offset = f.value("offset", uint64_t{0});
     p.pos.line = f.value("line", uint64_t{0});
     p.sent_line = f.value("sent_line", uint64_t{0});
-    p.safe = p.pos;
     p.path = f.value("path", "");
     p.evidence = f.value("evidence", "");
     p.cursor = f.value("cursor", "");
@@ -58,6 +86,7 @@ bool Positions::load(std::string* err) {
   if (j.contains("ghosts") && j["ghosts"].is_array())
     for (const auto& f : j["ghosts"])
       if (f.is_object()) ghosts.push_back(entry(f));
+  folds = load_folds(j, state_path);
   loaded = true;
   return true;
 }
@@ -98,9 +127,15 @@ void Positions::write(const std::function<bool(const FileKey&)>& is_open, size_t
     files_j.push_back(std::move(e));
   }
   for (const Pending& g : ghosts) ghosts_j.push_back(entry_json(g));
-  std::string text = nlohmann::json{{"version", 1}, {"files", files_j}, {"ghosts", ghosts_j}}.dump(
-                         1, ' ', false, nlohmann::json::error_handler_t::replace) +
-                     "\n";
+  nlohmann::json folds_j = nlohmann::json::array();
+  if (folds)
+    for (const Event& ev : *folds)
+      if (auto e = nlohmann::json::parse(encode_event(ev), nullptr, false); !e.is_discarded())
+        folds_j.push_back(std::move(e));
+  std::string text =
+      nlohmann::json{{"version", 1}, {"files", files_j}, {"ghosts", ghosts_j}, {"folds", folds_j}}
+          .dump(1, ' ', false, nlohmann::json::error_handler_t::replace) +
+      "\n";
   // Write, fsync, rename: a crash leaves the old state or the new one.
   std::string tmp = state_path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -116,6 +151,11 @@ void Positions::write(const std::function<bool(const FileKey&)>& is_open, size_t
 }
 
 void Positions::apply_marker(const Pending& m) {
+  if (m.folds) {
+    folds = m.folds;
+    dirty = true;
+  }
+  if (m.folds_only) return;
   committed[m.key] = m;
   if (m.supersedes && (m.supersedes->dev != m.key.dev || m.supersedes->ino != m.key.ino))
     committed.erase(*m.supersedes);

@@ -1,12 +1,14 @@
 // The agent's read positions and the state file that keeps them across
 // restarts: the durable positions (those whose events the bus or the spool
-// took), the ones to resume from, and those whose inode now holds another
-// file (kept so its compressed rotation is still recognized).
+// took), the ones to resume from, those whose inode now holds another file
+// (kept so its compressed rotation is still recognized), and the storm folds
+// of file lines open as of the durable positions.
 #pragma once
 
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,10 +22,12 @@ struct Positions {
   std::map<FileKey, Pending> committed;  // durable positions (state file)
   std::map<FileKey, Pending> resume;     // from the state file at start, and closed files
   std::vector<Pending> ghosts;           // positions whose inode now holds other content
-  bool loaded = false;                   // a state file was there: not the agent's first start
+  std::shared_ptr<const std::vector<Event>> folds;  // open folds of file lines (Pending::folds)
+  bool loaded = false;  // a state file was there: not the agent's first start
   bool dirty = false;
 
-  // The state file, when there is one; false + *err when it is not an agent's.
+  // The state file, when there is one; false + *err when it is not an agent's
+  // (a saved fold that is not an event is skipped and said).
   bool load(std::string* err);
   // Writes the state file when a position changed (write, fsync, rename).
   // is_open: whether a position's file is being followed now (open_count of them).

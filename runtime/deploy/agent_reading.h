@@ -1,7 +1,8 @@
 // What every source of the agent (files, journal, kmsg) reads through: the
 // settings its line parsers share, the ingestor the lines go to, and which
-// of a source's lines still hold a storm fold open (a checkpoint stays
-// behind the first of them, so a restart re-reads the fold whole).
+// of a source's lines still hold a storm fold open (the journal's and
+// kmsg's checkpoints stay behind the first of them, so a restart re-reads
+// the fold whole; files save their open folds instead, agent_files.h).
 #pragma once
 
 #include <cstdint>
@@ -32,8 +33,9 @@ struct Reading {
   std::optional<int64_t> boot_time;
   FormatOptions fopts;  // followed files and the journal: --strict-transport as for envelopes
   SourceDeclarations sources;  // --kernel-capture / --collector (else file names decide)
-  // While a line published before a restart is fed again (Pending::sent_line):
-  // a first sighting it announces was published then and is not queued again.
+  // While a line published before a restart is fed again (Pending::sent_line,
+  // a saved fold opened again): a first sighting it announces was published
+  // then and is not queued again.
   bool replaying = false;
   FormatStats fstats;
 
@@ -63,18 +65,13 @@ struct Reading {
   }
 
   // The first line of an open fold in this source (evidence name), if any.
-  // Only lines lo..hi count: a file and the one that replaced it under its
-  // name share the evidence name; the lines this process fed from each tell
-  // their folds apart (where those overlap, the earlier fold holds both).
-  std::optional<uint64_t> first_open_line(const std::string& evidence, uint64_t lo = 0,
-                                          uint64_t hi = UINT64_MAX) const {
+  std::optional<uint64_t> first_open_line(const std::string& evidence) const {
     std::optional<uint64_t> first;
     std::string prefix = evidence + ":";
     ing.with_open_storms([&](const OpenStorms& os) {
       os.for_each([&](const Event& ev) {
         if (ev.evidence.compare(0, prefix.size(), prefix) != 0) return;
         uint64_t n = std::strtoull(ev.evidence.c_str() + prefix.size(), nullptr, 10);
-        if (n < lo || n > hi) return;
         if (!first || n < *first) first = n;
       });
     });

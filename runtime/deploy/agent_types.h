@@ -8,12 +8,15 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "reflex/artifact.h"
 #include "reflex/bus.h"
+#include "reflex/event.h"
 
 namespace reflex::deploy::agent {
 
@@ -24,6 +27,8 @@ constexpr size_t kMaxLine = 1 << 20;    // longer lines are cut (counted)
 constexpr size_t kPrint = 4096;         // bytes hashed at a file's start and before a position
 constexpr size_t kMaxClosed = 512;      // positions of closed files kept in the state file
 constexpr size_t kMaxGhosts = 64;       // positions whose inode was reused, kept for .gz matching
+constexpr size_t kMaxFolds = 100000;    // open folds kept in the state file
+constexpr uint64_t kMaxFoldLines = 50000000;  // lines fed to reopen saved folds at a restart
 
 struct FileKey {
   uint64_t dev = 0, ino = 0;
@@ -61,15 +66,20 @@ struct Pending {
   Clock::time_point queued;
   // Files: what recognizes the file's content at pos, and what it was.
   Print print;
-  Position safe;  // in-process resume entries: checkpoint behind pos (open folds)
-  // Files: the line read when this checkpoint was queued. Every event of
-  // the lines up to it was accepted with the checkpoint, first sightings of
-  // folds still open included: after a restart, which re-reads from pos to
-  // recount those folds, they are not announced again.
+  // Files: the line read when this checkpoint was queued (= pos.line). A
+  // state written before open folds were saved (below) has pos behind them
+  // and re-reads up to here without announcing their first sightings again.
   uint64_t sent_line = 0;
-  bool gz = false;        // a compressed file
-  bool done = false;      // a compressed file read to its end (skipped while size and mtime hold)
-  bool was_open = false;  // loaded: the file was being followed when the state was written
+  // Files' checkpoints: the storm folds of file lines open when it was
+  // queued (null: leaves the saved ones as they are). A file's position is
+  // where it was read to, so a restart reads no line twice; it opens these
+  // folds again first (FileFolds::reopen), and they close with the
+  // first line and count they would have had without the restart.
+  std::shared_ptr<const std::vector<Event>> folds;
+  bool folds_only = false;  // no position: the folds changed without a file read (time)
+  bool gz = false;          // a compressed file
+  bool done = false;        // a compressed file read to its end (skipped while size and mtime hold)
+  bool was_open = false;    // loaded: the file was being followed when the state was written
   uint64_t size = 0;
   int64_t mtime = 0, seen = 0;  // mtime in ns; seen: unix seconds of the last update
   std::optional<FileKey> supersedes;

@@ -312,6 +312,39 @@ def stream_counts(redis, key):
     return got, len(entries), len(by_id)
 
 
+def stream_counts_by_device(redis, key):
+    """As stream_counts, per (name, device): what a diagnoser counts for each
+    signature on each device once redeliveries are dropped and fold updates
+    merged into their first sightings."""
+    import collections
+    import json
+    by_id = collections.OrderedDict()
+    for _, f in redis.stream(key):
+        by_id.setdefault(f["id"], f["e"])
+    folds = {}
+    for payload in by_id.values():
+        ev = json.loads(payload)
+        k = (ev["name"], ev["device"], ev["evidence"], ev.get("ts"), ev.get("mono"), ev["line"])
+        folds[k] = max(folds.get(k, 0), ev.get("count", 1))
+    got = collections.Counter()
+    for k, n in folds.items():
+        got[(k[0], k[1])] += n
+    return got
+
+
+def events_counts_by_device(reflex, kb, topo, bundle):
+    """Events per (name, device) that `reflex events` finds in the same lines."""
+    import collections
+    import json
+    r = subprocess.run([reflex, "events", "--kb", kb, "--topology", topo, bundle],
+                       capture_output=True, text=True, timeout=120)
+    want = collections.Counter()
+    for ln in r.stdout.splitlines():
+        ev = json.loads(ln)
+        want[(ev["event"], ev["device"])] += ev.get("count", 1)
+    return want
+
+
 def events_counts(reflex, kb, topo, bundle):
     """Events per name that `reflex events` finds in the same lines."""
     import collections

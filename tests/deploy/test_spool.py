@@ -112,7 +112,7 @@ def spill_while_down():
 
 def drained():
     return (m("reflex_agent_spool_events") == 0 and m("reflex_agent_buffer_events") == 0 and
-            m("reflex_agent_lines_read_total") >= 1)
+            m("reflex_agent_files_opened_total") >= 1)
 
 
 lost = set()
