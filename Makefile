@@ -113,20 +113,26 @@ fuzz-fast: build fuzz-configure fuzz-artifact-seed
 # clang with ASan+UBSan at -O0 (2.5x cheaper to compile than -O1, measured:
 # reasoner.cpp 14 s vs 35 s of CPU; a 30 s smoke run needs coverage, not
 # speed), (3) every fuzzer FUZZ_SMOKE_SECONDS from its seeds, two at a time
-# (tests/fuzz/smoke.sh).
+# (tests/fuzz/smoke.sh), (4) the tables of hostile input (the spoof, archive,
+# stdin and inputs CLI tests; the BadInput, TopologyLoad, Bundle and Sources
+# gtests) against this tree's own ASan+UBSan `reflex`, `reflexc` and test
+# binaries (SANITIZED_TABLES; tests/fuzz/sanitized_tables.sh): any sanitizer
+# report fails it. -fno-sanitize-recover=undefined: UB aborts, in the fuzzers too.
 FUNCTION_SIZE_GATE ?= 1
 CLANG_CI_BUILD ?= build-clang-ci
 FUZZ_ALL = $(addprefix fuzz_,$(FUZZ_FAST)) fuzz_rfx fuzz_runtime
+SANITIZED_TABLES = reflex reflexc formats_test topology_test compiler_tests
 clang-ci: build
 	@command -v clang++ >/dev/null || { echo "clang-ci: needs clang++ (apt: clang)"; exit 2; }
 	@command -v clang-tidy-14 >/dev/null || { echo "clang-ci: needs clang-tidy-14 (apt: clang-tidy)"; exit 2; }
-	@cmake -S . -B $(CLANG_CI_BUILD) -G Ninja -DCMAKE_BUILD_TYPE= -DCMAKE_C_FLAGS=-O0 -DCMAKE_CXX_FLAGS=-O0 -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREFLEX_FUZZ=ON -DREFLEX_FUZZ_SANITIZERS=address,undefined -DREFLEX_BUILD_BENCH=ON >/dev/null
+	@cmake -S . -B $(CLANG_CI_BUILD) -G Ninja -DCMAKE_BUILD_TYPE= "-DCMAKE_C_FLAGS=-O0 -gline-tables-only -fno-sanitize-recover=undefined" "-DCMAKE_CXX_FLAGS=-O0 -gline-tables-only -fno-sanitize-recover=undefined" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DREFLEX_FUZZ=ON -DREFLEX_FUZZ_SANITIZERS=address,undefined -DREFLEX_BUILD_BENCH=ON >/dev/null
 	@cmake --build $(CLANG_CI_BUILD) -j $(JOBS) --target grammar/generated/ReflexParser.h >/dev/null
 	@python3 tests/fuzz/clang_frontend.py $(CLANG_CI_BUILD) --jobs $(JOBS) $(if $(filter 1,$(FUNCTION_SIZE_GATE)),--gate-size)
-	@cmake --build $(CLANG_CI_BUILD) -j $(JOBS) --target $(FUZZ_ALL) >$(CLANG_CI_BUILD)/fuzz-build.log 2>&1 || { tail -40 $(CLANG_CI_BUILD)/fuzz-build.log; exit 1; }
-	@echo "clang fuzz build: ok ($(CLANG_CI_BUILD)/fuzz-build.log)"
+	@cmake --build $(CLANG_CI_BUILD) -j $(JOBS) --target $(FUZZ_ALL) $(SANITIZED_TABLES) >$(CLANG_CI_BUILD)/fuzz-build.log 2>&1 || { tail -40 $(CLANG_CI_BUILD)/fuzz-build.log; exit 1; }
+	@echo "clang ASan+UBSan build (fuzzers, tools, table tests): ok ($(CLANG_CI_BUILD)/fuzz-build.log)"
 	@mkdir -p $(CLANG_CI_BUILD)/artifact_seed && $(REFLEXC) build bench/kb -o $(CLANG_CI_BUILD)/artifact_seed/bench.rfxkb 2>/dev/null
 	@bash tests/fuzz/smoke.sh $(CLANG_CI_BUILD) $(FUZZ_SMOKE_SECONDS)
+	@bash tests/fuzz/sanitized_tables.sh $(CLANG_CI_BUILD) $(JOBS)
 
 # A smoke run (CI, after a change): from the seeds only, into a scratch corpus
 # emptied first (build-fuzz/smoke/), so FUZZ_SMOKE_SECONDS each are spent

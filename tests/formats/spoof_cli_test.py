@@ -44,7 +44,7 @@ LINE_NO = 21  # the forged line's number in train.log
 
 
 def run(cmd, stdin=None):
-    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=180)
+    p = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=280)
     return p.returncode, p.stdout, p.stderr
 
 
