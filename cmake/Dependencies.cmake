@@ -8,7 +8,6 @@ find_package(spdlog REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 CONFIG QUIET)
 find_package(ZLIB REQUIRED)
-find_package(OpenSSL 3 REQUIRED)  # libcrypto: HMAC-SHA256 of stream entries (event_signing.h)
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 pkg_check_modules(HS REQUIRED IMPORTED_TARGET libhs)
 # Deployment (README, "Deployment"): Redis Streams client, HTTP for metrics and Alertmanager.

@@ -8,7 +8,7 @@ PACKAGES=(
   antlr4 libantlr4-runtime-dev
   libboost-graph-dev libsqlite3-dev libspdlog-dev libgtest-dev
   libhyperscan-dev libre2-dev nlohmann-json3-dev libcli11-dev libbenchmark-dev
-  zlib1g-dev libarchive-dev libssl-dev ripgrep graphviz librsvg2-bin
+  zlib1g-dev libarchive-dev ripgrep graphviz librsvg2-bin
   redis-server redis-tools redis-sentinel libhiredis-dev prometheus-alertmanager prometheus stunnel4
   libcpp-httplib-dev libsystemd-dev
   clang clang-tidy clang-format libclang-rt-14-dev

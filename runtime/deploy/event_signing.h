@@ -24,6 +24,9 @@
 
 namespace reflex::deploy {
 
+// HMAC-SHA256 (RFC 2104) of msg under key, hex.
+std::string hmac_sha256_hex(std::string_view key, std::string_view msg);
+
 // The signature of one stream entry, hex.
 std::string sign_entry(const Key& host_key, std::string_view host, std::string_view shard,
                        std::string_view id, std::string_view payload);
