@@ -348,13 +348,9 @@ def events_counts_by_device(reflex, kb, topo, bundle):
 def events_counts(reflex, kb, topo, bundle):
     """Events per name that `reflex events` finds in the same lines."""
     import collections
-    import json
-    r = subprocess.run([reflex, "events", "--kb", kb, "--topology", topo, bundle],
-                       capture_output=True, text=True, timeout=120)
     want = collections.Counter()
-    for ln in r.stdout.splitlines():
-        ev = json.loads(ln)
-        want[ev["event"]] += ev.get("count", 1)
+    for (name, _device), n in events_counts_by_device(reflex, kb, topo, bundle).items():
+        want[name] += n
     return want
 
 
