@@ -290,11 +290,11 @@ class Alertmanager:
                 self.proc.kill()
 
 
-def stream_counts(redis, key):
-    """Events per name in a stream, each event id counted once (a redelivery
-    is the same event) and a fold's update merged into its first sighting
-    (same name, device, evidence, time and line: the largest count stands, as
-    the diagnoser's engine merges it): (counts, entries, distinct ids)."""
+def _stream_folds(redis, key):
+    """The stream's events, each id once (a redelivery is the same event),
+    a fold's update merged into its first sighting (same name, device,
+    evidence, time and line: the largest count stands, as the diagnoser's
+    engine merges it): ({fold key: count}, entries, distinct ids)."""
     import collections
     import json
     entries = redis.stream(key)
@@ -306,28 +306,25 @@ def stream_counts(redis, key):
         ev = json.loads(payload)
         k = (ev["name"], ev["device"], ev["evidence"], ev.get("ts"), ev.get("mono"), ev["line"])
         folds[k] = max(folds.get(k, 0), ev.get("count", 1))
+    return folds, len(entries), len(by_id)
+
+
+def stream_counts(redis, key):
+    """Events per name in a stream (_stream_folds): (counts, entries, distinct ids)."""
+    import collections
+    folds, entries, ids = _stream_folds(redis, key)
     got = collections.Counter()
     for k, n in folds.items():
         got[k[0]] += n
-    return got, len(entries), len(by_id)
+    return got, entries, ids
 
 
 def stream_counts_by_device(redis, key):
     """As stream_counts, per (name, device): what a diagnoser counts for each
-    signature on each device once redeliveries are dropped and fold updates
-    merged into their first sightings."""
+    signature on each device."""
     import collections
-    import json
-    by_id = collections.OrderedDict()
-    for _, f in redis.stream(key):
-        by_id.setdefault(f["id"], f["e"])
-    folds = {}
-    for payload in by_id.values():
-        ev = json.loads(payload)
-        k = (ev["name"], ev["device"], ev["evidence"], ev.get("ts"), ev.get("mono"), ev["line"])
-        folds[k] = max(folds.get(k, 0), ev.get("count", 1))
     got = collections.Counter()
-    for k, n in folds.items():
+    for k, n in _stream_folds(redis, key)[0].items():
         got[(k[0], k[1])] += n
     return got
 
