@@ -25,6 +25,9 @@ run lspci-tv.txt lspci -tv
 run lspci-vvv.txt lspci -vvv
 run nvidia-smi-q.txt nvidia-smi -q
 run nvidia-smi-topo-m.txt nvidia-smi topo -m
+# Explicit indexes (-q gives them by order only) and the NVLink link states.
+run nvidia-smi-query-gpu.csv nvidia-smi --query-gpu=index,pci.bus_id,serial,uuid,name --format=csv
+run nvidia-smi-nvlink-s.txt nvidia-smi nvlink -s
 # -v adds each RDMA device's PCI address; older MOFED lacks it.
 run ibdev2netdev.txt ibdev2netdev -v
 [ -s "$out/ibdev2netdev.txt" ] || run ibdev2netdev.txt ibdev2netdev

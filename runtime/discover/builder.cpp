@@ -1,7 +1,8 @@
-// topology.json from the hosts' parsed outputs: GPUs from nvidia-smi, NICs
-// from the RDMA lists, PCIe switches and root ports from the lspci tree above
-// each GPU, NIC and NVSwitch, GPU-NIC pairs from `nvidia-smi topo -m`, ranks
-// from the job's host list. What the outputs do not show is left out and noted.
+// topology.json from the hosts' parsed outputs: GPUs from nvidia-smi (with
+// their NVLink lines as nvlink -s printed them), NICs from the RDMA lists, PCIe
+// switches and root ports from the lspci tree above each GPU, NIC and
+// NVSwitch, GPU-NIC pairs from `nvidia-smi topo -m`, ranks from the job's host
+// list. What the outputs do not show is left out and noted.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -113,6 +114,7 @@ class HostBuilder {
       if (!g.serial.empty()) o["serial"] = g.serial;
       if (auto s = switch_of(g.bdf); !s.empty()) o["pcie_switch"] = s;
       if (auto p = pairs_.find(idx); p != pairs_.end()) o["nics"] = ojson::array({p->second});
+      if (auto n = nvlinks_.find(idx); n != nvlinks_.end()) o["nvlinks"] = nvlink_json(*n->second);
       gpus.push_back(std::move(o));
     }
     if (!gpus.empty()) host["gpus"] = std::move(gpus);
@@ -153,17 +155,48 @@ class HostBuilder {
     if (h_.gpus) {
       for (const GpuRecord& g : *h_.gpus) gpus_[g.index] = g;
       if (h_.topo && h_.topo->gpus.size() != h_.gpus->size())
-        notes_->add("gpu-count", "host " + h_.name + ": nvidia-smi -q lists " +
+        notes_->add("gpu-count", "host " + h_.name + ": nvidia-smi lists " +
                                      std::to_string(h_.gpus->size()) + " GPUs, topo -m " +
                                      std::to_string(h_.topo->gpus.size()));
-    } else if (h_.topo) {
-      for (int g : h_.topo->gpus) gpus_[g].index = g;
-      notes_->add(
-          "gpu-no-bdf",
-          "host " + h_.name + ": no nvidia-smi -q: GPUs known by index only (no BDF, serial)");
+    } else if (h_.topo || h_.nvlinks) {
+      if (h_.topo)
+        for (int g : h_.topo->gpus) gpus_[g].index = g;
+      else
+        for (const NvlinkStatus& n : *h_.nvlinks) gpus_[n.gpu].index = n.gpu;
+      notes_->add("gpu-no-bdf", "host " + h_.name +
+                                    ": no nvidia-smi -q or --query-gpu: GPUs known by index only "
+                                    "(no BDF, serial)");
     } else {
       notes_->add("no-gpus", "host " + h_.name + ": no nvidia-smi output: no GPUs listed");
     }
+    if (h_.nvlinks) collect_nvlinks();
+  }
+
+  // A GPU's link lines go to the GPU of that index; a UUID that names another
+  // GPU means the two outputs do not number GPUs alike, so they are left out.
+  void collect_nvlinks() {
+    for (const NvlinkStatus& n : *h_.nvlinks) {
+      std::string what = "host " + h_.name + ": nvlink -s GPU " + std::to_string(n.gpu);
+      auto g = gpus_.find(n.gpu);
+      if (g == gpus_.end()) {
+        notes_->add("nvlink-gpu",
+                    what + " is not in nvidia-smi's GPU list: its links are left out");
+      } else if (!g->second.uuid.empty() && n.uuid.substr(0, 4) == "GPU-" &&
+                 n.uuid != g->second.uuid) {
+        notes_->add("nvlink-uuid", what + " has UUID " + n.uuid + ", the GPU list " +
+                                       g->second.uuid + ": its links are left out");
+      } else {
+        nvlinks_[n.gpu] = &n;
+      }
+    }
+  }
+
+  static ojson nvlink_json(const NvlinkStatus& n) {
+    ojson o;
+    o["links"] = n.links;
+    o["inactive"] = n.inactive;
+    if (n.all_inactive) o["all_inactive"] = true;
+    return o;
   }
 
   void collect_nics() {
@@ -260,7 +293,7 @@ class HostBuilder {
         notes_->add("nic-unnamed", what + ": its NIC " + best[0] +
                                        " is not named in the topo -m legend: not paired");
       } else if (!gpus_.count(g)) {
-        notes_->add("topo-gpu", what + " of topo -m is not in nvidia-smi -q: not paired");
+        notes_->add("topo-gpu", what + " of topo -m is not in nvidia-smi's GPU list: not paired");
       } else {
         pairs_[g] = best[0];
       }
@@ -275,6 +308,7 @@ class HostBuilder {
   std::map<std::string, std::string> below_;       // endpoint bdf -> bridge right above it
   std::vector<std::string> nvswitches_;
   std::map<int, std::string> pairs_;
+  std::map<int, const NvlinkStatus*> nvlinks_;
 };
 
 std::string short_name(const std::string& n) {

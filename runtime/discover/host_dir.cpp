@@ -119,6 +119,29 @@ bool parsed(std::optional<T> r, const std::string& path, OutputKind k, const Par
   return true;
 }
 
+// The two nvidia-smi GPU lists joined by address: the CSV's explicit indexes
+// win, -q fills a serial or UUID the CSV lacks, and a disagreement is noted.
+std::vector<GpuRecord> join_gpu_lists(const std::string& dir, std::vector<GpuRecord> csv,
+                                      const std::vector<GpuRecord>& query,
+                                      std::vector<std::string>* notes) {
+  int unmatched = 0;
+  for (const GpuRecord& q : query) {
+    auto it = std::find_if(csv.begin(), csv.end(),
+                           [&](const GpuRecord& c) { return !c.bdf.empty() && c.bdf == q.bdf; });
+    if (it == csv.end() || it->index != q.index) {
+      ++unmatched;
+      continue;
+    }
+    if (it->serial.empty()) it->serial = q.serial;
+    if (it->uuid.empty()) it->uuid = q.uuid;
+  }
+  if (unmatched || query.size() != csv.size())
+    notes->push_back(dir + ": nvidia-smi -q and --query-gpu disagree (" +
+                     std::to_string(unmatched) + " of " + std::to_string(query.size()) +
+                     " -q GPUs not at the same index and address): the --query-gpu list is used");
+  return csv;
+}
+
 }  // namespace
 
 bool read_host_dir(const std::string& dir, HostOutputs* out, std::vector<std::string>* notes,
@@ -129,6 +152,7 @@ bool read_host_dir(const std::string& dir, HostOutputs* out, std::vector<std::st
   std::map<OutputKind, std::string> seen;
   std::optional<PciTree> tree, verbose;
   std::optional<std::vector<IbPort>> dev2net, ibstat;
+  std::optional<std::vector<GpuRecord>> query, csv;
   for (const std::string& path : files) {
     std::string text, why;
     ReadResult rr = read_bounded(path, &text, &why);
@@ -151,7 +175,13 @@ bool read_host_dir(const std::string& dir, HostOutputs* out, std::vector<std::st
         ok = parsed(parse_lspci_verbose(text, &pe), path, k, pe, &verbose, &seen, error);
         break;
       case OutputKind::nvsmi_query:
-        ok = parsed(parse_nvsmi_query(text, &pe), path, k, pe, &out->gpus, &seen, error);
+        ok = parsed(parse_nvsmi_query(text, &pe), path, k, pe, &query, &seen, error);
+        break;
+      case OutputKind::nvsmi_csv:
+        ok = parsed(parse_nvsmi_csv(text, &pe), path, k, pe, &csv, &seen, error);
+        break;
+      case OutputKind::nvsmi_nvlink:
+        ok = parsed(parse_nvsmi_nvlink(text, &pe), path, k, pe, &out->nvlinks, &seen, error);
         break;
       case OutputKind::nvsmi_topo:
         ok = parsed(parse_nvsmi_topo(text, &pe), path, k, pe, &out->topo, &seen, error);
@@ -178,6 +208,12 @@ bool read_host_dir(const std::string& dir, HostOutputs* out, std::vector<std::st
     out->pci = std::move(tree);
   else if (verbose)
     out->pci = std::move(verbose);
+  if (csv && query)
+    out->gpus = join_gpu_lists(dir, std::move(*csv), *query, notes);
+  else if (csv)
+    out->gpus = std::move(csv);
+  else if (query)
+    out->gpus = std::move(query);
   if (dev2net) merge_ib(&out->ib, *dev2net);
   if (ibstat) merge_ib(&out->ib, *ibstat);
   out->has_ib = dev2net || ibstat;
@@ -189,7 +225,8 @@ bool read_host_dir(const std::string& dir, HostOutputs* out, std::vector<std::st
                      "' after its directory");
   }
   if (seen.empty()) {
-    *error = dir + ": no recognised tool output (lspci, nvidia-smi, ibdev2netdev, ibstat)";
+    *error = dir + ": no recognised tool output (lspci, nvidia-smi -q, --query-gpu, topo -m, " +
+             "nvlink -s, ibdev2netdev, ibstat)";
     return false;
   }
   return true;

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "reflex/discover.h"
 #include "reflex/topology.h"
 
@@ -115,6 +117,78 @@ TEST(Builder, SwitchPairingAndTie) {
   EXPECT_FALSE(topo->related(Relation::paired, "n1/gpu1", "n1/mlx5_1"));
   EXPECT_TRUE(has_note(notes, "GPU 1 is as close to mlx5_0, mlx5_1: not paired"));
   EXPECT_TRUE(has_note(notes, "mlx5_1 has no PCI address"));
+}
+
+std::string read(const std::string& rel) {
+  std::ifstream in(data_dir() + "/" + rel);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A real tree (data/SOURCES.md, an 8 x H200 KVM guest): each GPU and its NIC
+// behind one switch of two ports. The GPU and RDMA lists name the tree's
+// addresses and are written here, as is the nvlink -s of GPU 1.
+TEST(Builder, RealTreeGpuAndNicUnderOneSwitch) {
+  HostOutputs h;
+  h.dir = "mem";
+  h.name = "207-vm";
+  ParseError pe;
+  h.pci = parse_lspci_tree(read("nccl-tests-256/lspci-tv-h200-vm.txt"), &pe);
+  ASSERT_TRUE(h.pci) << pe.line << ": " << pe.message;
+  h.gpus = std::vector<GpuRecord>{{0, "0000:68:00.0", "", ""}, {1, "0000:cc:00.0", "", ""}};
+  h.ib = {{"mlx5_0", 1, "0000:67:00.0", "", ""}, {"mlx5_4", 1, "0000:cb:00.0", "", ""}};
+  h.has_ib = true;
+  h.nvlinks = std::vector<NvlinkStatus>{{1, "GPU-x", 18, {4, 9}, false}, {7, "", 18, {}, false}};
+  std::string json, error;
+  std::vector<std::string> notes;
+  ASSERT_TRUE(build_topology({h}, {}, &json, &notes, &error)) << error;
+  TopologyError terr;
+  auto topo = Topology::load_text(json, "built.json", &terr);
+  ASSERT_TRUE(topo) << terr.str() << "\n" << json;
+  // c8:00.0 root port -> c9:00.0 upstream port -> ca:00.0 (NIC) and ca:01.0 (GPU).
+  EXPECT_TRUE(topo->related(Relation::below, "207-vm/gpu1", "207-vm/pcie/0000:c9:00.0"));
+  EXPECT_TRUE(topo->related(Relation::below, "207-vm/mlx5_4", "207-vm/pcie/0000:c9:00.0"));
+  EXPECT_TRUE(topo->related(Relation::below, "207-vm/gpu1", "207-vm/pcie/0000:c8:00.0"));
+  EXPECT_TRUE(topo->related(Relation::below, "207-vm/gpu1", "207-vm/pcie/0000:ca:01.0"));
+  EXPECT_FALSE(topo->related(Relation::below, "207-vm/mlx5_4", "207-vm/pcie/0000:ca:01.0"));
+  EXPECT_FALSE(topo->related(Relation::below, "207-vm/gpu1", "207-vm/pcie/0000:65:00.0"));
+  EXPECT_TRUE(topo->related(Relation::below, "207-vm/gpu0", "207-vm/pcie/0000:65:00.0"));
+  EXPECT_TRUE(topo->related(Relation::below, "207-vm/mlx5_0", "207-vm/pcie/0000:65:00.0"));
+  // No topo -m: the shared switch is shown, a pairing is not guessed from it.
+  EXPECT_FALSE(topo->related(Relation::paired, "207-vm/gpu1", "207-vm/mlx5_4"));
+  EXPECT_TRUE(has_note(notes, "no nvidia-smi topo -m"));
+  // Link lines as nvlink -s printed them; GPU 7 is not in the GPU list.
+  auto doc = nlohmann::json::parse(json);
+  const auto& g1 = doc["hosts"][0]["gpus"][1];
+  ASSERT_EQ(g1["index"], 1);
+  EXPECT_EQ(g1["nvlinks"]["links"], 18);
+  EXPECT_EQ(g1["nvlinks"]["inactive"], nlohmann::json::array({4, 9}));
+  EXPECT_FALSE(g1["nvlinks"].contains("all_inactive"));
+  EXPECT_FALSE(doc["hosts"][0]["gpus"][0].contains("nvlinks"));
+  EXPECT_TRUE(has_note(notes, "nvlink -s GPU 7 is not in nvidia-smi's GPU list"));
+}
+
+// The first VM of the same report: every GPU and NIC on its own root port.
+TEST(Builder, RealFlatTreeNoSwitch) {
+  HostOutputs h;
+  h.dir = "mem";
+  h.name = "207-vm";
+  ParseError pe;
+  h.pci = parse_lspci_tree(read("nccl-tests-256/lspci-tvv-flat-vm.txt"), &pe);
+  ASSERT_TRUE(h.pci) << pe.line << ": " << pe.message;
+  h.gpus = std::vector<GpuRecord>{{0, "0000:05:00.0", "", ""}};
+  h.ib = {{"mlx5_0", 1, "0000:0d:00.0", "", ""}};
+  h.has_ib = true;
+  std::string json, error;
+  std::vector<std::string> notes;
+  ASSERT_TRUE(build_topology({h}, {}, &json, &notes, &error)) << error;
+  TopologyError terr;
+  auto topo = Topology::load_text(json, "built.json", &terr);
+  ASSERT_TRUE(topo) << terr.str();
+  EXPECT_TRUE(topo->related(Relation::below, "207-vm/gpu0", "207-vm/pcie/0000:00:01.4"));
+  EXPECT_FALSE(topo->related(Relation::below, "207-vm/mlx5_0", "207-vm/pcie/0000:00:01.4"));
+  EXPECT_TRUE(has_note(notes, "no PCIe switch seen: attached to root port 0000:00:01.4"));
 }
 
 TEST(Builder, DuplicateHostRefused) {

@@ -26,6 +26,18 @@ grep -q 'bad/topo.txt:2: nvidia-smi topo -m' "$OUT/err" || fail "malformed file 
 mkdir -p "$OUT/fifo" && cp "$DATA/e2e/hosts/asus-a/lspci-tv.txt" "$OUT/fifo/" && mkfifo "$OUT/fifo/pipe"
 "$REFLEX" topology "$OUT/fifo" >/dev/null 2>"$OUT/err" || fail "a FIFO in a host dir: $(cat "$OUT/err")"
 grep -q 'pipe: skipped (not a regular file)' "$OUT/err" || fail "FIFO not noted"
+# nvlink -s alone (real, data/SOURCES.md): GPUs by index, links as printed.
+mkdir -p "$OUT/nvl" && cp "$DATA/siboehm-bench/nvidia-smi-nvlink-s.txt" "$OUT/nvl/links" && echo a6000 >"$OUT/nvl/hostname"
+"$REFLEX" topology "$OUT/nvl" >"$OUT/nvl.json" 2>"$OUT/err" || fail "nvlink -s alone: $(cat "$OUT/err")"
+grep -q '"all_inactive": true' "$OUT/nvl.json" || fail "all-inactive GPU lost"
+[ "$(grep -c '"links": 4' "$OUT/nvl.json")" -eq 2 ] || fail "GPUs 0 and 1 not with 4 links"
+grep -q 'GPUs known by index only' "$OUT/err" || fail "index-only GPUs not noted"
+# A --query-gpu CSV without an index column is refused, named by file and line.
+mkdir -p "$OUT/noidx" && cp "$DATA/nvidia-docker-1418/nvidia-smi-query-gpu.csv" "$OUT/noidx/gpus.csv"
+"$REFLEX" topology "$OUT/noidx" >/dev/null 2>"$OUT/err"; rc=$?
+[ $rc -eq 2 ] || fail "CSV without index: exit $rc"
+grep -q "noidx/gpus.csv:1: nvidia-smi --query-gpu: no 'index' column" "$OUT/err" ||
+  fail "CSV without index not named: $(cat "$OUT/err")"
 printf 'node[1-2]\n' >"$OUT/hf"
 "$REFLEX" topology --hostfile "$OUT/hf" "$DATA/e2e/hosts" >/dev/null 2>"$OUT/err"; rc=$?
 [ $rc -eq 2 ] || fail "compressed hostlist: exit $rc"

@@ -34,8 +34,9 @@ int fail(const std::string& msg) {
 
 int run_topology(int argc, char** argv) {
   CLI::App app{
-      "Build topology.json from hosts' collected outputs (lspci -tv, nvidia-smi -q, "
-      "nvidia-smi topo -m, ibdev2netdev, ibstat, hostname)"};
+      "Build topology.json from hosts' collected outputs (lspci -tv, nvidia-smi -q or "
+      "--query-gpu CSV, nvidia-smi topo -m, nvidia-smi nvlink -s, ibdev2netdev, ibstat, "
+      "hostname)"};
   std::vector<std::string> dirs;
   std::string out_path, hostfile, job_id = "job", cluster;
   int slots = 8;

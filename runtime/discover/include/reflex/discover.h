@@ -48,6 +48,23 @@ struct GpuRecord {
 };
 std::optional<std::vector<GpuRecord>> parse_nvsmi_query(std::string_view text, ParseError* err);
 
+// ---- nvidia-smi --query-gpu=... --format=csv[,noheader] (nvsmi_csv.cpp) ----
+// Columns by the header's names (index, pci.bus_id, serial, uuid, name or their
+// gpu_* aliases; others are ignored); without a header the columns are
+// index, pci.bus_id, serial, uuid, name. An `index` column is required; the
+// records come sorted by it.
+std::optional<std::vector<GpuRecord>> parse_nvsmi_csv(std::string_view text, ParseError* err);
+
+// ---- nvidia-smi nvlink -s / nvlink --status (nvsmi_nvlink.cpp) ----
+struct NvlinkStatus {
+  int gpu = 0;                // "GPU N:"
+  std::string uuid;           // as printed in "(UUID: ...)"
+  int links = 0;              // "Link N:" lines printed for the GPU
+  std::vector<int> inactive;  // link numbers printed as "<inactive>", ascending
+  bool all_inactive = false;  // the "NVML: ... all links are inActive" line instead of links
+};
+std::optional<std::vector<NvlinkStatus>> parse_nvsmi_nvlink(std::string_view text, ParseError* err);
+
 // ---- nvidia-smi topo -m (nvsmi_topo.cpp) ----
 struct TopoMatrix {
   std::vector<std::string> columns;  // device columns: "GPU0".., then NICs by name
@@ -86,6 +103,8 @@ enum class OutputKind {
   lspci_verbose,
   nvsmi_query,
   nvsmi_topo,
+  nvsmi_csv,
+  nvsmi_nvlink,
   ibdev2netdev,
   ibstat,
   hostname
@@ -99,15 +118,17 @@ struct HostOutputs {
   std::string dir;   // as given
   std::string name;  // from `hostname`, else the directory's name
   std::optional<PciTree> pci;
-  std::optional<std::vector<GpuRecord>> gpus;
+  std::optional<std::vector<GpuRecord>> gpus;  // --query-gpu, else -q (merged: see read_host_dir)
   std::optional<TopoMatrix> topo;
+  std::optional<std::vector<NvlinkStatus>> nvlinks;
   std::vector<IbPort> ib;  // ibdev2netdev and ibstat, merged by device and port
   bool has_ib = false;
 };
 // Reads every regular file of `dir` (not recursively) and parses what it
-// recognises. Returns false with `*error` naming the file and line when a
-// file is unreadable or a recognised output is malformed; files it cannot
-// use are noted and skipped.
+// recognises. With both `nvidia-smi -q` and `--query-gpu` the CSV's explicit
+// indexes win; the two are joined by BDF and a disagreement is noted. Returns false with `*error`
+// naming the file and line when a file is unreadable or a recognised output is malformed; files it
+// cannot use are noted and skipped.
 bool read_host_dir(const std::string& dir, HostOutputs* out, std::vector<std::string>* notes,
                    std::string* error);
 // A directory of host directories, or one host's directory: the host
