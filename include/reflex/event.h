@@ -21,6 +21,9 @@ struct EventTime {
   // Which clock the time came from: "<host>/kernel" or "<host>/app" (interfaces.md §3:
   // skew tolerance applies between clocks, order is exact within one).
   std::string clock;
+  // The line had no time of its own and took the last earlier line's: the
+  // event happened at or after `wall`, not necessarily at it (interfaces.md §4).
+  bool inherited = false;
 };
 
 struct Event {

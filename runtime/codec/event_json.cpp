@@ -221,12 +221,13 @@ enum RecordKey : unsigned {
   kLast,
   kPlaceholder,
   kSeq,
+  kTimeInherited,
   kKeys
 };
 constexpr std::string_view kRecordKeys[kKeys] = {
-    "event", "name",  "device",    "host",        "evidence", "line",   "kind",
-    "ts",    "mono",  "transport", "source",      "clock",    "fields", "bindings",
-    "count", "first", "last",      "placeholder", "seq"};
+    "event", "name",  "device",    "host",        "evidence", "line",          "kind",
+    "ts",    "mono",  "transport", "source",      "clock",    "fields",        "bindings",
+    "count", "first", "last",      "placeholder", "seq",      "time_inherited"};
 
 // What a record's keys were read into, before parse_event_json's
 // post-processing.
@@ -343,13 +344,16 @@ bool read_value(RecordReader& r, unsigned k, RecordParts* p) {
       if (!neg) (k == kCount ? e.count : e.seq) = uv;
       return true;
     case kPlaceholder:
+    case kTimeInherited: {
+      bool& flag = k == kPlaceholder ? e.placeholder_device : e.time.inherited;
       if (r.literal("true")) {
-        e.placeholder_device = true;
+        flag = true;
         return true;
       }
       if (!r.literal("false")) return false;
-      e.placeholder_device = false;
+      flag = false;
       return true;
+    }
     default:
       return false;
   }
@@ -548,6 +552,10 @@ std::string EventLineWriter::line(const Event& ev, const std::string* evidence) 
   put_key(&out, "transport");
   put_string(&out, transport_name(ev.transport));
   if (!ev.time.clock.empty()) put_string_or_null(&out, "clock", &ev.time.clock);
+  if (ev.time.inherited) {
+    put_key(&out, "time_inherited");
+    out += "true";
+  }
   if (!ev.bindings.empty()) put_object(&out, "bindings", ev.bindings);
   if (ev.count > 1) {
     put_key(&out, "count");
@@ -583,6 +591,7 @@ std::string EventLineWriter::line_via_tree(const Event& ev, const std::string* e
   j["line"] = ev.line;
   j["transport"] = transport_name(ev.transport);
   if (!ev.time.clock.empty()) j["clock"] = ev.time.clock;  // which clock ts came from (skew)
+  if (ev.time.inherited) j["time_inherited"] = true;       // ts is a lower bound
   if (!ev.bindings.empty()) {
     ojson b = ojson::object();
     for (auto& [k, v] : ev.bindings) b[k] = v;
@@ -606,6 +615,7 @@ std::string event_to_record_json(const Event& ev) {
   j["ts"] = ev.time.wall ? json(*ev.time.wall) : json(nullptr);
   j["mono"] = ev.time.mono ? json(*ev.time.mono) : json(nullptr);
   j["clock"] = ev.time.clock;
+  if (ev.time.inherited) j["time_inherited"] = true;
   j["fields"] = pairs_array(ev.fields);
   j["bindings"] = pairs_array(ev.bindings);
   j["evidence"] = ev.evidence;
@@ -667,6 +677,8 @@ std::optional<Event> parse_event_json(std::string_view text, std::string* error,
     e.transport = kTransportKernel;
   }
   e.time.clock = str("clock");
+  if (auto t = j.find("time_inherited"); t != j.end() && t->is_boolean())
+    e.time.inherited = t->get<bool>();
   if (kb && e.time.clock.empty() && !e.host.empty())
     e.time.clock = e.host + (e.transport == kTransportKernel ? "/kernel" : "/app");
   read_pairs(j, "fields", &e.fields);

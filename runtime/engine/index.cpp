@@ -89,6 +89,7 @@ uint32_t EventIndex::add(const Event& ev) {
   if (ev.time.wall) st.flags |= kWall;
   if (ev.time.mono) st.flags |= kMono;  // the value is r.mono
   if (ev.placeholder_device) st.flags |= kPlaceholder;
+  if (ev.time.inherited && ev.time.wall) st.flags |= kInherited;
   st.line_len = u32_size(ev.line.size());
   st.text = lines_.add(ev.line);
   size_t colon = 0;
@@ -125,6 +126,7 @@ uint32_t EventIndex::add(const Event& ev) {
   uint32_t idx = static_cast<uint32_t>(recs_.size());
   recs_.push_back(r);
   stored_.push_back(st);
+  if ((st.flags & kInherited) && (st.flags & kEvSplit)) inherited_.add(idx);
 
   NameList& nl = names_[r.name];
   nl.hosts_budget = 0;  // hosts_logging() counts again

@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "inherited_times.h"
 #include "line_store.h"
 #include "reflex/diagnosis.h"
 #include "reflex/engine_options.h"
@@ -207,6 +208,17 @@ class EventIndex {
   // Sorts every list that out-of-order arrivals left unsorted (the lazy sort
   // otherwise falls on the first diagnosis that touches a list).
   void sort_all();
+  // Events whose time was inherited (inherited_times.h): the bounds are
+  // settled before each diagnosis; latest(i) is event i's.
+  void settle_inherited_times() { inherited_.settle(*this); }
+  int64_t latest(uint32_t i) const { return inherited_.latest(i, recs_[i].hi); }
+  // For InheritedTimes: a wall time of the event's own line; the evidence
+  // file (interned) and line (max_wall(): the latest wall time added).
+  bool time_is_own(uint32_t i) const {
+    return (stored_[i].flags & (kWall | kEvSplit | kInherited)) == (kWall | kEvSplit);
+  }
+  uint32_t evidence_file(uint32_t i) const { return stored_[i].ev_file; }
+  uint32_t evidence_line(uint32_t i) const { return stored_[i].ev_no; }
   // Asks the kernel to back the large arrays the walk reads at random (the
   // records, the (name, device) table and lists, the names' lists) with
   // 2 MiB pages, once per array buffer and for the part added since. At 1M
@@ -278,7 +290,8 @@ class EventIndex {
     if (st.extra == kNone) return {st.fields, st.n_fields};
     return {extras_[st.extra].fields, extras_[st.extra].n_fields};
   }
-  enum : uint8_t { kWall = 1, kMono = 2, kEvSplit = 4, kPlaceholder = 8 };
+  InheritedTimes inherited_;
+  enum : uint8_t { kWall = 1, kMono = 2, kEvSplit = 4, kPlaceholder = 8, kInherited = 16 };
   struct Extra {
     std::optional<TimeUs> first, last;
     int64_t wall = 0;  // time.wall (kWall); without an Extra it is the Rec's lo

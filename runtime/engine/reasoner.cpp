@@ -372,6 +372,7 @@ std::vector<Diagnosis> diagnose_symptoms(const KnowledgeBase& kb, const KbIndex&
                                          const Topology& topo, EventIndex& ix,
                                          const std::vector<uint32_t>& symptoms,
                                          const EngineOptions& o) {
+  ix.settle_inherited_times();
   ix.bind_topology(topo);
   Reasoner r(kb, ki, topo, ix, o);
   return r.run(symptoms);

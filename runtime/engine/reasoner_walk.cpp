@@ -212,12 +212,27 @@ bool CauseWalk::where_ok_ids(const Rule& r, uint32_t cause_ev, DevKey cause, uin
   return true;
 }
 
+namespace {
+// A fit that only the effect's inherited-time bound allows (its line had no
+// time of its own): the order is not known, as across clocks, and the link
+// is made at the lower score of an unknown fit.
+rules::WindowFit bound_only_fit(rules::WindowFit fit, const rules::EventSpan& cause,
+                                const Rec& effect_own, bool widened, bool same_clock, const Rule& r,
+                                double clock_skew_s) {
+  if (fit != rules::WindowFit::inside || !widened) return fit;
+  if (rules::window_fit(cause, effect_own, same_clock, r, clock_skew_s) ==
+      rules::WindowFit::outside)
+    return rules::WindowFit::unknown;
+  return fit;
+}
+}  // namespace
+
 template <class F>
 void CauseWalk::scan_window(const Rule& r, const NameList& nl, size_t bi, size_t ei,
-                            uint32_t effect_ev, size_t* scanned, size_t* taken, F& accept) {
+                            uint32_t effect_ev, const Rec& er, size_t* scanned, size_t* taken,
+                            F& accept) {
   Window* w = window_of(r, bi, ei);
   const bool plain = plain_where_[static_cast<size_t>(&r - kb_.rules.data())];
-  const Rec& er = ix_.rec(effect_ev);
   const Topology::DeviceId eid = ix_.topo_id(er.device);
   const DevKey ekey{eid, topo_.same_job_key(eid)};
   for (size_t k = 0; k < ei - bi; ++k) {
@@ -239,7 +254,9 @@ void CauseWalk::scan_window(const Rule& r, const NameList& nl, size_t bi, size_t
     // hour's causes under `same_job`) it is the one that rejects nearly all.
     if (plain && !where_ok_ids(r, we.ev, {we.topo, we.job}, effect_ev, ekey)) continue;
     const bool same_clock = we.clock == er.clock;
-    rules::WindowFit fit = rules::window_fit(we.span, er, same_clock, r, o_.clock_skew_s);
+    rules::WindowFit fit = bound_only_fit(
+        rules::window_fit(we.span, er, same_clock, r, o_.clock_skew_s), we.span, ix_.rec(effect_ev),
+        er.hi != ix_.rec(effect_ev).hi, same_clock, r, o_.clock_skew_s);
     if (fit == rules::WindowFit::outside) continue;
     if (we.heal == kHealUnknown) we.heal = healed_at(we.ev);
     if (rules::after_heal(we.heal, er, same_clock, r, o_.clock_skew_s)) continue;
@@ -265,7 +282,10 @@ template <class F>
 void CauseWalk::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_name, F&& accept) {
   const NameList* nl = ix_.by_name(cause_name);
   if (!nl) return;
-  const Rec& er = ix_.rec(effect_ev);
+  // The effect as far as its time is known: an untimed line's event may
+  // have happened up to latest() (EventIndex::settle_inherited_times).
+  Rec er = ix_.rec(effect_ev);
+  er.hi = ix_.latest(effect_ev);
   size_t taken = 0, scanned = 0;
   auto consider = [&](uint32_t c) -> bool {  // false: stop
     if (c == effect_ev) return true;
@@ -273,7 +293,10 @@ void CauseWalk::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_nam
       g_.truncated = true;
       return false;
     }
-    rules::WindowFit w = window(ix_.rec(c), er, r);
+    const Rec& rc = ix_.rec(c);
+    rules::WindowFit w =
+        bound_only_fit(window(rc, er, r), rc, ix_.rec(effect_ev), er.hi != ix_.rec(effect_ev).hi,
+                       rc.clock == er.clock, r, o_.clock_skew_s);
     if (w == rules::WindowFit::outside) return true;
     if (rules::after_heal(healed_at(c), er, ix_.rec(c).clock == er.clock, r, o_.clock_skew_s))
       return true;
@@ -350,7 +373,7 @@ void CauseWalk::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_nam
           if (!consider(*it)) break;
         }
       } else {
-        scan_window(r, *nl, bi, ei, effect_ev, &scanned, &taken, accept);
+        scan_window(r, *nl, bi, ei, effect_ev, er, &scanned, &taken, accept);
       }
     }
     // Events without wall time are compared by monotonic time within their clock.

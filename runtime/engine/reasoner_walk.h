@@ -124,7 +124,7 @@ class CauseWalk {
   // rule's window (it counts into *scanned and *taken as consider() does).
   template <class F>
   void scan_window(const Rule& r, const NameList& nl, size_t bi, size_t ei, uint32_t effect_ev,
-                   size_t* scanned, size_t* taken, F& accept);
+                   const Rec& er, size_t* scanned, size_t* taken, F& accept);
 };
 
 }  // namespace reflex::engine::reasoning

@@ -338,6 +338,7 @@ bool LineParserImpl::begin_line(std::string_view* raw_io, uint64_t line_no, LogR
   out->time_implausible = false;
   out->time.wall.reset();
   out->time.mono.reset();
+  out->time.inherited = false;
   out->transport = kTransportApp;
   out->refusal = Refusal::none;
   if (out->host != dir_host) out->host.assign(dir_host);
@@ -400,6 +401,7 @@ void LineParserImpl::settle_time(LogRecord* out) {
     // transport (continuation lines of a multi-line kernel message).
     if (have_time) {
       out->time = last_time;
+      out->time.inherited = true;
       out->time_inherited = true;
       if (out->transport == kTransportApp) out->transport = last_transport;
     } else if (ctx.lead_time_us) {

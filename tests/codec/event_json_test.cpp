@@ -27,6 +27,7 @@ Event full() {
   e.time.wall = 1772707262408271;
   e.time.mono = 9662.301144;
   e.time.clock = "node-0017/kernel";
+  e.time.inherited = true;  // the line had no time: ts is a lower bound
   // In key order: the line writes fields as an object, read back sorted.
   e.fields = {{"bdf", "0000:5c:00.0"}, {"empty", ""}, {"xid", "79"}};
   e.bindings = {{"peer", "node-0017/mlx5_1"}};

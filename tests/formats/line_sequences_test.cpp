@@ -144,8 +144,10 @@ TEST(FormatSequences, CaptureHeadersDateTheLinesAfterThem) {
   EXPECT_EQ(format_time_us(*f.rec.time.wall), "2016-12-09T02:27:00.000000Z");
   ASSERT_TRUE(f.parse("    Product Name                    : GeForce GTX TITAN Z"));
   EXPECT_TRUE(f.rec.time_inherited);
+  EXPECT_TRUE(f.rec.time.inherited);  // carried to the event: a lower bound
   ASSERT_TRUE(f.parse("Dec  9 03:00:00 node-0017 kernel: a"));  // year-less: the header's year
   EXPECT_EQ(format_time_us(*f.rec.time.wall), "2016-12-09T03:00:00.000000Z");
+  EXPECT_FALSE(f.rec.time.inherited);  // a line with its own time, after one without
 
   Fixture b(std::nullopt, "in", "nvidia-bug-report.log");
   ASSERT_TRUE(b.parse("Date: Thu Oct 27 08:50:11 PM -03 2022"));

@@ -17,6 +17,7 @@ inline void expect_same_event(const Event& a, const Event& b) {
   EXPECT_EQ(a.time.wall, b.time.wall);
   EXPECT_EQ(a.time.mono, b.time.mono);
   EXPECT_EQ(a.time.clock, b.time.clock);
+  EXPECT_EQ(a.time.inherited, b.time.inherited);
   EXPECT_EQ(a.fields, b.fields);
   EXPECT_EQ(a.bindings, b.bindings);
   EXPECT_EQ(a.evidence, b.evidence);
