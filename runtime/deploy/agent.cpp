@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "agent_files.h"
+#include "agent_hosts.h"
 #include "agent_journal.h"
 #include "agent_kmsg.h"
 #include "agent_positions.h"
@@ -97,8 +99,9 @@ class StdoutBus final : public bus::EventBus {
 // The agent: its sources, what they share, and the order of a round.
 struct Agent {
   Agent(const KnowledgeBase& kb, const Topology& topo, bus::EventBus& b, Metrics& m,
-        const IngestOptions& iopts)
+        const IngestOptions& iopts, const std::vector<std::string>& host_roots)
       : metrics(m),
+        hosts(host_roots),
         ing(kb, topo, iopts),
         rd(topo, ing, m),
         out(b, m, positions),
@@ -106,10 +109,12 @@ struct Agent {
         journal(rd, positions, out),
         kmsg(rd, positions, out) {
     rd.fopts.strict_transport = iopts.strict_transport;
+    if (!hosts.empty()) rd.host_tree = &hosts;
     ing.set_sink([this](Event&& ev) { queue_event(std::move(ev)); });
   }
 
   Metrics& metrics;
+  HostTree hosts;
   Ingestor ing;
   Reading rd;
   Positions positions;
@@ -126,6 +131,7 @@ struct Agent {
     metrics.add("reflex_agent_events_total", 1, Metrics::label("signature", ev.name));
     Pending p;
     p.shard = shard_of(ev, rd.topo);
+    if (out.host_keys) p.rec.signer = ev.host;  // signed as its host (Publisher::sign)
     // A fold's first sighting goes out at once and its closing update later
     // (IngestOptions::announce_folds): the update carries the same event with
     // a larger count, so its id names the count (a redelivery of either is
@@ -202,6 +208,7 @@ void declare_agent_metrics(Metrics& metrics) {
                   "Compressed files unreadable part-way (the rest is not read).");
   metrics.counter("reflex_agent_lost_positions_total",
                   "Files followed before a restart found neither by inode nor compressed.");
+  metrics.gauge("reflex_agent_hosts_followed", "Host directories followed (--follow-hosts).");
   metrics.gauge("reflex_agent_buffer_events", "Events waiting for the bus.");
   metrics.gauge("reflex_agent_publish_lag_seconds", "Age of the oldest event waiting for the bus.");
   metrics.gauge("reflex_agent_spool_events", "Events in the on-disk spool, waiting for the bus.");
@@ -363,7 +370,8 @@ class ChangeWatch {
 // and published).
 void agent_loop(Agent& a, Metrics& metrics, Health& health, const std::vector<std::string>& follows,
                 bool use_stdin, bool once, std::chrono::milliseconds poll_ms, bool inotify) {
-  ChangeWatch changes(inotify && !follows.empty());
+  ChangeWatch changes(inotify && (!follows.empty() || !a.hosts.empty()));
+  std::vector<std::string> all = follows;  // with the host directories of --follow-hosts
   bool rescan = false;
   StdinEnvelopes in;
   in.open = use_stdin;
@@ -373,8 +381,15 @@ void agent_loop(Agent& a, Metrics& metrics, Health& health, const std::vector<st
   while (!g_daemon_stop) {
     health.beat();
     if (rescan || Clock::now() - last_discover > std::chrono::seconds(1)) {
-      a.files.discover(follows);
-      changes.watch(follows);
+      if (!a.hosts.empty()) {
+        all = follows;
+        std::vector<std::string> dirs = a.hosts.host_dirs();
+        all.insert(all.end(), dirs.begin(), dirs.end());
+        changes.watch(a.hosts.roots());  // a new host directory wakes the loop
+        metrics.set("reflex_agent_hosts_followed", static_cast<double>(a.hosts.hosts()));
+      }
+      a.files.discover(all);
+      changes.watch(all);
       last_discover = Clock::now();
       rescan = false;
     }
@@ -423,6 +438,17 @@ void stop_agent(Agent& a) {
                        " not published (their lines are re-read at restart)");
 }
 
+// A log server's agent keeps a descriptor per followed file (two files on
+// each of 1,250 hosts are 2,500): the soft limit goes up to the hard one, as
+// the Go runtime does at every start.
+void raise_open_files() {
+  struct rlimit rl {};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max) return;
+  rl.rlim_cur = rl.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &rl) != 0)
+    log(Level::warn, std::string("cannot raise the open-files limit: ") + std::strerror(errno));
+}
+
 }  // namespace
 
 }  // namespace agent
@@ -430,7 +456,9 @@ void stop_agent(Agent& a) {
 using agent::Agent;
 using agent::agent_loop;
 using agent::declare_agent_metrics;
+using agent::HostKeys;
 using agent::make_agent_bus;
+using agent::raise_open_files;
 using agent::stop_agent;
 
 int run_agent(const AgentConfig& cfg, const KnowledgeBase& kb, const Topology& topo) {
@@ -463,7 +491,7 @@ int run_agent(const AgentConfig& cfg, const KnowledgeBase& kb, const Topology& t
   IngestOptions iopts;
   iopts.strict_transport = cfg.strict_transport;
   iopts.announce_folds = true;  // a dedup window never delays the first sighting
-  Agent a(kb, topo, *bus, metrics, iopts);
+  Agent a(kb, topo, *bus, metrics, iopts, cfg.follow_hosts);
   a.rd.host = cfg.host;
   a.rd.sources.kernel_capture = cfg.kernel_captures;
   a.rd.sources.collector = cfg.collectors;
@@ -474,13 +502,26 @@ int run_agent(const AgentConfig& cfg, const KnowledgeBase& kb, const Topology& t
   a.out.batch = cfg.batch;
   a.out.signer = cfg.host;
   a.out.signing_key = key;
+  std::unique_ptr<HostKeys> host_keys;
+  if (!cfg.signing_keys_dir.empty()) {
+    struct stat st {};
+    if (::stat(cfg.signing_keys_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      log(Level::error, "--signing-keys: " + cfg.signing_keys_dir + ": not a directory");
+      return 2;
+    }
+    host_keys = std::make_unique<HostKeys>(cfg.signing_keys_dir);
+    a.out.host_keys = host_keys.get();
+  }
+  if (!cfg.follow_hosts.empty()) raise_open_files();
   if (!a.positions.load(&err)) {
     log(Level::error, err);
     return 2;
   }
   if (!a.out.open_spool(cfg.spool_dir, cfg.state_path, cfg.spool_max)) return 2;
   install_daemon_signals();
-  log(Level::info, "agent for " + cfg.host + " publishing to " + bus->describe());
+  log(Level::info, "agent for " + cfg.host +
+                       (cfg.follow_hosts.empty() ? "" : " and the host directories it follows") +
+                       " publishing to " + bus->describe());
   if (cfg.use_journal && !a.journal.start(cfg.journal_command, &err)) {
     log(Level::error, "--journal: " + err);
     return 2;

@@ -140,6 +140,7 @@ void FileFollower::discover(const std::vector<std::string>& follows) {
                          "(history before the agent; later rotations are read)");
   if (first_scan_ && positions_.loaded) report_unmatched();
   first_scan_ = history_scan_ = false;
+  check_gone_ = true;
 }
 
 // After the first scan of a restart: positions of files that were being
@@ -162,14 +163,21 @@ void FileFollower::report_unmatched() {
 bool FileFollower::read_file(Followed& f) {
   if (f.gz) return read_gz(f);
   struct stat st {};
-  if (::fstat(f.fd, &st) == 0 && static_cast<uint64_t>(st.st_size) < f.read.offset) {
+  bool sized = ::fstat(f.fd, &st) == 0;
+  if (sized && static_cast<uint64_t>(st.st_size) < f.read.offset) {
     log(Level::warn, f.path + ": truncated, reading from the start");
     rd_.metrics.add("reflex_agent_truncations_total");
     f.read = {};
     f.sent_line = 0;  // new lines under old numbers
     f.head_bytes.clear();
   }
-  std::string buf(kReadChunk, '\0');
+  // Nothing new: no read, no buffer (a log server's agent checks thousands
+  // of files a round, most of them unchanged).
+  if (sized && static_cast<uint64_t>(st.st_size) == f.read.offset) return false;
+  size_t want = sized ? static_cast<size_t>(std::min<uint64_t>(
+                            static_cast<uint64_t>(st.st_size) - f.read.offset, kReadChunk))
+                      : kReadChunk;
+  std::string buf(want, '\0');
   ssize_t n = ::pread(f.fd, buf.data(), buf.size(), static_cast<off_t>(f.read.offset));
   if (n <= 0) return false;
   buf.resize(static_cast<size_t>(n));
@@ -230,7 +238,7 @@ void FileFollower::queue_marker(Followed& f) {
   m.gz = f.gz;
   m.seen = std::time(nullptr);
   m.supersedes = f.supersedes;
-  m.folds = folds_.take(open_evidence());
+  m.folds = folds_.take([this] { return open_evidence(); });
   if (f.gz && f.complete && f.carry.empty()) {
     struct stat st {};
     if (::fstat(f.fd, &st) == 0) {
@@ -243,12 +251,12 @@ void FileFollower::queue_marker(Followed& f) {
 }
 
 void FileFollower::advance() {
-  folds_.queue(open_evidence());
+  folds_.queue([this] { return open_evidence(); });
 }
 
 void FileFollower::mark_read() {
   for (auto& [k, f] : files_) queue_marker(f);
-  folds_.queue(open_evidence());
+  folds_.queue([this] { return open_evidence(); });
 }
 
 std::set<std::string> FileFollower::open_evidence() const {
@@ -260,11 +268,11 @@ std::set<std::string> FileFollower::open_evidence() const {
 // Folds of file lines open now: those whose evidence names an open file, or
 // a file closed or reopened while a fold of its lines is open. The same
 // snapshot while the storms did not change.
-std::shared_ptr<const std::vector<Event>> FileFolds::now(const std::set<std::string>& open) {
+std::shared_ptr<const std::vector<Event>> FileFolds::now(const OpenEvidence& open_files) {
   uint64_t gen = 0;
   rd_.ing.with_open_storms([&](const OpenStorms& os) { gen = os.generation(); });
   if (now_ && gen == generation_) return now_;
-  std::set<std::string> sources = sources_, seen;
+  std::set<std::string> sources = sources_, seen, open = open_files();
   sources.insert(open.begin(), open.end());
   auto out = std::make_shared<std::vector<Event>>();
   size_t over = 0;
@@ -291,7 +299,7 @@ std::shared_ptr<const std::vector<Event>> FileFolds::now(const std::set<std::str
   return out;
 }
 
-std::shared_ptr<const std::vector<Event>> FileFolds::take(const std::set<std::string>& open) {
+std::shared_ptr<const std::vector<Event>> FileFolds::take(const OpenEvidence& open) {
   return last_ = now(open);
 }
 
@@ -306,7 +314,7 @@ bool same_folds(const std::vector<Event>& a, const std::vector<Event>& b) {
 }
 }  // namespace
 
-void FileFolds::queue(const std::set<std::string>& open) {
+void FileFolds::queue(const OpenEvidence& open) {
   auto folds = now(open);
   if (last_ && (folds == last_ || same_folds(*folds, *last_))) return;
   Pending m;
@@ -398,12 +406,22 @@ bool FileFollower::read_files() {
   // spanning the rotation begins with the same line each time (a fold's
   // first sighting is published at once; another first line would count
   // the fold again). The file being written (the newest) is never held back.
+  // A plain file with nothing new is passed over (a log server's agent
+  // follows thousands, most idle in a round); whether its name still leads
+  // to it is checked after a directory scan only (each second, or when
+  // inotify reports a name change), not by a path lookup per file per round.
   std::vector<std::pair<int64_t, FileKey>> order;
   order.reserve(files_.size());
   for (const auto& [k, f] : files_) {
     struct stat st {};
-    order.emplace_back(::fstat(f.fd, &st) == 0 ? mtime_ns(st) : 0, k);
+    bool sized = ::fstat(f.fd, &st) == 0;
+    if (sized && !f.gz && !f.rotated && !check_gone_ &&
+        static_cast<uint64_t>(st.st_size) == f.read.offset)
+      continue;
+    order.emplace_back(sized ? mtime_ns(st) : 0, k);
   }
+  bool check_gone = check_gone_;
+  check_gone_ = false;
   std::sort(order.begin(), order.end());
   bool older_unfinished = false;
   for (const auto& [mtime, key] : order) {
@@ -437,7 +455,7 @@ bool FileFollower::read_files() {
       files_.erase(it);
       continue;
     }
-    if (!got && !f.gz && (f.rotated || gone(f))) {
+    if (!got && !f.gz && (f.rotated || (check_gone && gone(f)))) {
       log(Level::info, f.path + ": rotated away or deleted and read to the end, closing");
       // Found again under another name (a rename seen before the next
       // directory scan), or compressed (kern.log.1.gz): it continues where

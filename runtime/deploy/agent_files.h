@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,19 +31,22 @@ namespace reflex::deploy::agent {
 // and at a restart those of the last durable one opened again.
 class FileFolds {
  public:
+  // The open files' evidence names, asked for only when the storms changed
+  // (a log server's agent follows thousands of files).
+  using OpenEvidence = std::function<std::set<std::string>()>;
   FileFolds(Reading& rd, Positions& positions, Publisher& out)
       : rd_(rd), positions_(positions), out_(out) {}
   // The folds of file lines open now (the open files' evidence names), for
   // a file checkpoint about to be queued.
-  std::shared_ptr<const std::vector<Event>> take(const std::set<std::string>& open);
+  std::shared_ptr<const std::vector<Event>> take(const OpenEvidence& open);
   // A checkpoint of the folds alone, when they changed since the last one
   // queued (closed by time, grown by another source's line).
-  void queue(const std::set<std::string>& open);
+  void queue(const OpenEvidence& open);
   // At a restart, before a line is read.
   void reopen();
 
  private:
-  std::shared_ptr<const std::vector<Event>> now(const std::set<std::string>& open);
+  std::shared_ptr<const std::vector<Event>> now(const OpenEvidence& open);
   void reopen_fold(const Event& ev, uint64_t count);
 
   Reading& rd_;
@@ -101,6 +105,7 @@ class FileFollower {
   bool history_scan_ = false;  // the first scan of a first start (open_gz)
   size_t history_skipped_ = 0;
   bool first_scan_ = true;
+  bool check_gone_ = true;  // a directory scan ran: followed names may lead elsewhere now
 };
 
 }  // namespace reflex::deploy::agent

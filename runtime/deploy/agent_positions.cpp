@@ -100,7 +100,10 @@ void Positions::write(const std::function<bool(const FileKey&)>& is_open, size_t
       if (!is_open(k) && k.dev != 0) closed.emplace_back(p.seen, k);
     std::sort(closed.begin(), closed.end(),
               [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (size_t i = 0; i + kMaxClosed < closed.size(); ++i) committed.erase(closed[i].second);
+    for (size_t i = 0; i + kMaxClosed < closed.size(); ++i) {
+      committed.erase(closed[i].second);
+      text_.erase(closed[i].second);
+    }
   }
   auto entry_json = [](const Pending& p) {
     return nlohmann::json{{"dev", p.key.dev},
@@ -120,22 +123,31 @@ void Positions::write(const std::function<bool(const FileKey&)>& is_open, size_t
                           {"mtime", p.mtime},
                           {"seen", p.seen}};
   };
-  nlohmann::json files_j = nlohmann::json::array(), ghosts_j = nlohmann::json::array();
+  nlohmann::json ghosts_j = nlohmann::json::array();
+  std::string files_text;
   for (const auto& [k, p] : committed) {
-    nlohmann::json e = entry_json(p);
-    e["open"] = is_open(k);
-    files_j.push_back(std::move(e));
+    auto t = text_.find(k);
+    if (t == text_.end())
+      t = text_
+              .emplace(k,
+                       entry_json(p).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+              .first;
+    files_text += files_text.empty() ? "[\n" : ",\n";
+    files_text.append(t->second, 0, t->second.size() - 1);  // without its '}'
+    files_text += is_open(k) ? ",\"open\":true}" : ",\"open\":false}";
   }
+  files_text += files_text.empty() ? "[]" : "\n]";
   for (const Pending& g : ghosts) ghosts_j.push_back(entry_json(g));
   nlohmann::json folds_j = nlohmann::json::array();
   if (folds)
     for (const Event& ev : *folds)
       if (auto e = nlohmann::json::parse(encode_event(ev), nullptr, false); !e.is_discarded())
         folds_j.push_back(std::move(e));
-  std::string text =
-      nlohmann::json{{"version", 1}, {"files", files_j}, {"ghosts", ghosts_j}, {"folds", folds_j}}
-          .dump(1, ' ', false, nlohmann::json::error_handler_t::replace) +
-      "\n";
+  auto dump = [](const nlohmann::json& j) {
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  std::string text = "{\"version\":1,\n\"files\":" + files_text +
+                     ",\n\"ghosts\":" + dump(ghosts_j) + ",\n\"folds\":" + dump(folds_j) + "}\n";
   // Write, fsync, rename: a crash leaves the old state or the new one.
   std::string tmp = state_path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -157,8 +169,11 @@ void Positions::apply_marker(const Pending& m) {
   }
   if (m.folds_only) return;
   committed[m.key] = m;
-  if (m.supersedes && (m.supersedes->dev != m.key.dev || m.supersedes->ino != m.key.ino))
+  text_.erase(m.key);
+  if (m.supersedes && (m.supersedes->dev != m.key.dev || m.supersedes->ino != m.key.ino)) {
     committed.erase(*m.supersedes);
+    text_.erase(*m.supersedes);
+  }
   dirty = true;
 }
 

@@ -42,6 +42,12 @@ struct Positions {
   std::optional<Pending> match_known(const std::string& head) const;
   // That position is taken over by the compressed file that continues it.
   void drop_known(const Pending& p);
+
+ private:
+  // Each committed position as state-file text, kept until it changes: a
+  // log server's agent saves thousands of positions after every round in
+  // which a few files grew.
+  std::map<FileKey, std::string> text_;
 };
 
 }  // namespace reflex::deploy::agent

@@ -1,6 +1,7 @@
 // The agent's publisher: memory queue, spool, bus (agent_publisher.h).
 #include "agent_publisher.h"
 
+#include "deploy_codec.h"
 #include "event_signing.h"
 
 #include <cctype>
@@ -201,10 +202,20 @@ void Publisher::spool_metrics() {
 }
 
 void Publisher::sign(std::vector<std::pair<std::string, bus::Record>>* out) const {
-  if (signing_key.empty()) return;
+  if (signing_key.empty() && !host_keys) return;
   for (auto& [shard, rec] : *out) {
-    rec.signer = signer;
-    rec.sig = sign_entry(signing_key, signer, shard, rec.id, rec.payload);
+    if (!host_keys) {
+      rec.signer = signer;
+      rec.sig = sign_entry(signing_key, signer, shard, rec.id, rec.payload);
+      continue;
+    }
+    std::string host = rec.signer, err;
+    if (host.empty())
+      if (auto ev = decode_event(rec.payload, &err)) host = ev->host;
+    const Key* key =
+        !signing_key.empty() && host == signer ? &signing_key : host_keys->key_of(host);
+    rec.signer = key ? host : std::string();
+    rec.sig = key ? sign_entry(*key, host, shard, rec.id, rec.payload) : std::string();
   }
 }
 

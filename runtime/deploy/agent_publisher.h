@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent_hosts.h"
 #include "agent_positions.h"
 #include "agent_types.h"
 #include "reflex/bus.h"
@@ -39,6 +40,11 @@ struct Publisher {
   // (event_signing.h) when it is sent, from memory or from the spool.
   std::string signer;
   std::string signing_key;
+  // With --signing-keys (a log server's agent): each entry is signed as the
+  // host of its event (Record::signer, set when it was queued; decoded from
+  // the payload for spooled ones) with that host's key; `signer`'s own key,
+  // when given, for its own events. No key: the entry goes unsigned (said).
+  HostKeys* host_keys = nullptr;
   void sign(std::vector<std::pair<std::string, bus::Record>>* out) const;
 
   bool full() const { return pending_events >= buffer_max; }

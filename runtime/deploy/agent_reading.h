@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "agent_hosts.h"
 #include "reflex/deploy/daemon.h"
 #include "reflex/ingest.h"
 #include "reflex/log_format.h"
@@ -29,6 +30,8 @@ struct Reading {
   Ingestor& ing;
   Metrics& metrics;
   std::string host;
+  // --follow-hosts: a file under a host directory is that host's (else host's).
+  const HostTree* host_tree = nullptr;
   std::optional<int> year;
   std::optional<int64_t> boot_time;
   FormatOptions fopts;  // followed files and the journal: --strict-transport as for envelopes
@@ -55,7 +58,9 @@ struct Reading {
     auto p = std::make_unique<LineParser>(topo, fopts, &fstats);
     FileContext ctx;
     ctx.host_dir = host;
-    ctx.own_host = true;  // the agent speaks for its host only
+    if (host_tree)
+      if (auto h = host_tree->host_of(evidence)) ctx.host_dir = *h;
+    ctx.own_host = true;  // the agent speaks for its host only (each host directory's)
     ctx.file = evidence;
     sources.apply(evidence, &ctx);
     ctx.year = year;

@@ -11,7 +11,10 @@ equal `reflex events`'s (a checkpoint kept behind the oldest open fold
 re-read lines of folds already sent and counted them again: 21-26% too
 high). With one kind in each of two files, folds' ends depend on how far the
 agent has read the other file (storm time is the latest line's), so that
-case is not compared."""
+case is not compared.
+--follow-hosts: the same, the agent a log server's (`--follow-hosts
+bundle/hosts`, its own --host another name): node-0017's directory is a host
+directory of the tree, and its events must come out as node-0017's."""
 import argparse
 import collections
 import json
@@ -31,6 +34,7 @@ ap.add_argument("--kb", required=True)
 ap.add_argument("--bundle", required=True)
 ap.add_argument("--lines", type=int, default=12000)
 ap.add_argument("--mix-units", type=int, default=6000)
+ap.add_argument("--follow-hosts", action="store_true")
 a = ap.parse_args()
 
 tmp = tempdir()
@@ -55,9 +59,16 @@ redis = Redis(tmp).start()
 state = os.path.join(tmp, "agent.state")
 
 
+def source(d):
+    """The agent's host and what it follows: node-0017's directory, or the tree of hosts."""
+    if a.follow_hosts:
+        return ["--host", "logsrv", "--follow-hosts", os.path.dirname(d)]
+    return ["--host", "node-0017", "--follow", d]
+
+
 def agent(once=False):
-    args = [a.reflex, "agent", "--kb", a.kb, "--topology", topo, "--host", "node-0017",
-            "--follow", logdir, "--redis", redis.url(), "--state", state, "--year", str(year),
+    args = [a.reflex, "agent", "--kb", a.kb, "--topology", topo] + source(logdir) + [
+            "--redis", redis.url(), "--state", state, "--year", str(year),
             "--batch", "50", "--poll", "50ms"]
     if once:
         args.append("--once")
@@ -117,6 +128,8 @@ print("stream: %d entries, %d distinct ids (%d redelivered); counts %s; reflex e
       (n_entries, n_ids, dups, dict(got), dict(want)), flush=True)
 check(sum(want.values()) == written + 2, "reflex events counts every line written")
 check(got == want, "every line counted exactly once across %d kill -9 + restart" % kills)
+hosts_seen = {json.loads(f["e"])["host"] for _, f in redis.stream("reflex:{job:job-42}:events")}
+check(hosts_seen == {"node-0017"}, "the events are node-0017's (%s)" % sorted(hosts_seen))
 
 # Truncation (copytruncate): the file starts over and its new line is read.
 with open(path, "w") as g:
@@ -209,8 +222,8 @@ def write_units(n):
 
 
 def agent2(once=False):
-    args = [a.reflex, "agent", "--kb", a.kb, "--topology", topo, "--host", "node-0017",
-            "--follow", logdir2, "--redis", redis2.url(), "--state", state2, "--year", str(year),
+    args = [a.reflex, "agent", "--kb", a.kb, "--topology", topo] + source(logdir2) + [
+            "--redis", redis2.url(), "--state", state2, "--year", str(year),
             "--batch", "50", "--poll", "50ms"]
     if once:
         args.append("--once")

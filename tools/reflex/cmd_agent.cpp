@@ -61,6 +61,11 @@ void add_agent_options(CLI::App& app, AgentOptions* o) {
                  "a log file (followed across rename and truncation) or a directory (every "
                  "file in it, new ones too; *.gz rotations finish the file they were "
                  "compressed from); repeatable");
+  app.add_option("--follow-hosts", o->cfg.follow_hosts,
+                 "a log server's directory of hosts (rsyslog's /var/log/remote/%FROMHOST%/): "
+                 "every subdirectory is a host (new ones too), each file in it followed as "
+                 "that host's own; repeatable")
+      ->allow_extra_args(false);
   app.add_flag("--stdin", o->cfg.use_stdin,
                "also read event envelopes (interfaces.md §4) on stdin");
   app.add_flag("--journal", o->cfg.use_journal,
@@ -81,6 +86,10 @@ void add_agent_options(CLI::App& app, AgentOptions* o) {
   app.add_option("--signing-key", o->cfg.signing_key_file,
                  "this host's key (`reflex key derive`): every entry is signed, so diagnosers "
                  "with --verify-key take from this agent only events of this host");
+  app.add_option("--signing-keys", o->cfg.signing_keys_dir,
+                 "a directory of hosts' keys (DIR/<host>.key, `reflex key derive`): each entry "
+                 "is signed with the key of its event's host (a log server's agent, "
+                 "--follow-hosts)");
   app.add_option("--redis-min-replicas", o->cfg.redis_min_replicas,
                  "a batch counts as delivered (positions advance) only once this many replicas "
                  "hold it (WAIT, 1 s); else it is kept and sent again (default 0; 1 with Sentinel)")
@@ -142,8 +151,11 @@ int run_agent(int argc, char** argv) {
     return 2;
   }
   if (app.count("--kmsg") > 0 && c.kmsg_path.empty()) c.kmsg_path = "/dev/kmsg";
-  if (c.follows.empty() && !c.use_stdin && !c.use_journal && c.kmsg_path.empty()) {
-    log(Level::error, "nothing to read: give --follow PATH, --journal, --kmsg and/or --stdin");
+  if (c.follows.empty() && c.follow_hosts.empty() && !c.use_stdin && !c.use_journal &&
+      c.kmsg_path.empty()) {
+    log(Level::error,
+        "nothing to read: give --follow PATH, --follow-hosts DIR, --journal, --kmsg and/or "
+        "--stdin");
     return 2;
   }
   agent_defaults(&c.host, &c.year);

@@ -23,12 +23,15 @@ struct AgentConfig {
   int year = 0;                      // for log formats without one
   std::optional<int64_t> boot_time;  // unix µs, for raw dmesg seconds
   std::vector<std::string> follows;  // files and directories to follow
+  // A log server's trees (--follow-hosts): every subdirectory is a host (new
+  // ones too), its files followed as that host's.
+  std::vector<std::string> follow_hosts;
   // Followed files declared a kernel capture (every line a kernel line) or a
   // central collector (lines may name other hosts): globs on the path, or on
   // the name when the glob holds no '/'. Else the file's name decides.
   std::vector<std::string> kernel_captures, collectors;
-  bool use_stdin = false;            // also read event envelopes on stdin
-  bool use_journal = false;          // also read the journal through journal_command
+  bool use_stdin = false;    // also read event envelopes on stdin
+  bool use_journal = false;  // also read the journal through journal_command
   std::string journal_command = "journalctl -f -o json --no-pager";
   std::string kmsg_path;                // also read kernel records from here ("" = not)
   bool strict_transport = false;        // syslog text tagged 'kernel:' is not a kernel line
@@ -36,6 +39,7 @@ struct AgentConfig {
   std::string redis_url;                // "" = print the events on stdout
   std::string redis_password_file;      // the password, from a file (never argv)
   std::string signing_key_file;         // this host's key: entries are signed ("" = not)
+  std::string signing_keys_dir;         // DIR/<host>.key: each entry signed as its event's host
   std::string state_path;               // read positions ("" = none)
   std::string spool_dir;                // "" = <state_path>.spool
   std::string spool_max = "256M";       // bytes with an optional K/M/G suffix; "0" = no spool
