@@ -9,19 +9,9 @@
 #include <sstream>
 
 #include "reflex/discover.h"
+#include "test_data.h"
 
 using namespace reflex::discover;
-
-namespace {
-
-std::string data(const std::string& rel) {
-  std::ifstream in(std::string(REFLEX_DISCOVER_TEST_DATA) + "/" + rel);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
 
 TEST(NvsmiCsv, RealHeaderInAnotherOrder) {
   // name, pci.bus, index, uuid: columns are found by name; pci.bus alone is no address.

@@ -6,19 +6,9 @@
 #include <sstream>
 
 #include "reflex/discover.h"
+#include "test_data.h"
 
 using namespace reflex::discover;
-
-namespace {
-
-std::string data(const std::string& rel) {
-  std::ifstream in(std::string(REFLEX_DISCOVER_TEST_DATA) + "/" + rel);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
 
 TEST(NormalizeBdf, Forms) {
   EXPECT_EQ(normalize_bdf("18:00.0"), "0000:18:00.0");
