@@ -18,6 +18,7 @@ void OpRecorder::record_match(uint32_t si, const FieldValues& fields, const Even
   op.si = si;
   op.wall = time.wall;
   op.mono = time.mono;
+  op.time_inherited = time.inherited;
   op.clock = record_->keep(time.clock);
   op.host = record_->keep(host);
   op.line = record_->keep(line);

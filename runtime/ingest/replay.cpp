@@ -15,6 +15,7 @@ void OpReplay::replay(const Op& op, const OpBatch& b, const std::string& file) {
     case Op::match:
       replay_time_.wall = op.wall;
       replay_time_.mono = op.mono;
+      replay_time_.inherited = op.time_inherited;
       replay_time_.clock.assign(b.view(op.clock));
       replay_host_.assign(b.view(op.host));
       b.view_fields(op, &replay_fields_);

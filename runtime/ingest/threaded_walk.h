@@ -42,6 +42,7 @@ struct Op {
   enum Kind : uint8_t { advance, match, unrecognised } kind = advance;
   Transport transport = kTransportApp;
   bool host_known = true;
+  bool time_inherited = false;  // match: EventTime::inherited
   int rank_hint = -1;
   uint32_t si = 0;
   TimeUs t = 0;  // advance
