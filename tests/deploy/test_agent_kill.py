@@ -66,14 +66,19 @@ def source(d):
     return ["--host", "node-0017", "--follow", d]
 
 
-def agent(once=False):
-    args = [a.reflex, "agent", "--kb", a.kb, "--topology", topo] + source(logdir) + [
-            "--redis", redis.url(), "--state", state, "--year", str(year),
+def run_agent(d, r, st, work, once):
+    """An agent following d (source()) into Redis r, state file st, its log in work."""
+    args = [a.reflex, "agent", "--kb", a.kb, "--topology", topo] + source(d) + [
+            "--redis", r.url(), "--state", st, "--year", str(year),
             "--batch", "50", "--poll", "50ms"]
     if once:
         args.append("--once")
     return spawn(args, stdout=subprocess.DEVNULL,
-                 stderr=open(os.path.join(tmp, "agent.log"), "a"))
+                 stderr=open(os.path.join(work, "agent.log"), "a"))
+
+
+def agent(once=False):
+    return run_agent(logdir, redis, state, tmp, once)
 
 
 written = 0
@@ -222,13 +227,7 @@ def write_units(n):
 
 
 def agent2(once=False):
-    args = [a.reflex, "agent", "--kb", a.kb, "--topology", topo] + source(logdir2) + [
-            "--redis", redis2.url(), "--state", state2, "--year", str(year),
-            "--batch", "50", "--poll", "50ms"]
-    if once:
-        args.append("--once")
-    return spawn(args, stdout=subprocess.DEVNULL,
-                 stderr=open(os.path.join(tmp2, "agent.log"), "a"))
+    return run_agent(logdir2, redis2, state2, tmp2, once)
 
 
 def published2():

@@ -10,6 +10,7 @@
 
 #include "reflex/discover.h"
 #include "reflex/topology.h"
+#include "test_data.h"
 
 using namespace reflex;
 using namespace reflex::discover;
@@ -119,13 +120,6 @@ TEST(Builder, SwitchPairingAndTie) {
   EXPECT_TRUE(has_note(notes, "mlx5_1 has no PCI address"));
 }
 
-std::string read(const std::string& rel) {
-  std::ifstream in(data_dir() + "/" + rel);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // A real tree (data/SOURCES.md, an 8 x H200 KVM guest): each GPU and its NIC
 // behind one switch of two ports. The GPU and RDMA lists name the tree's
 // addresses and are written here, as is the nvlink -s of GPU 1.
@@ -134,7 +128,7 @@ TEST(Builder, RealTreeGpuAndNicUnderOneSwitch) {
   h.dir = "mem";
   h.name = "207-vm";
   ParseError pe;
-  h.pci = parse_lspci_tree(read("nccl-tests-256/lspci-tv-h200-vm.txt"), &pe);
+  h.pci = parse_lspci_tree(data("nccl-tests-256/lspci-tv-h200-vm.txt"), &pe);
   ASSERT_TRUE(h.pci) << pe.line << ": " << pe.message;
   h.gpus = std::vector<GpuRecord>{{0, "0000:68:00.0", "", ""}, {1, "0000:cc:00.0", "", ""}};
   h.ib = {{"mlx5_0", 1, "0000:67:00.0", "", ""}, {"mlx5_4", 1, "0000:cb:00.0", "", ""}};
@@ -175,7 +169,7 @@ TEST(Builder, RealFlatTreeNoSwitch) {
   h.dir = "mem";
   h.name = "207-vm";
   ParseError pe;
-  h.pci = parse_lspci_tree(read("nccl-tests-256/lspci-tvv-flat-vm.txt"), &pe);
+  h.pci = parse_lspci_tree(data("nccl-tests-256/lspci-tvv-flat-vm.txt"), &pe);
   ASSERT_TRUE(h.pci) << pe.line << ": " << pe.message;
   h.gpus = std::vector<GpuRecord>{{0, "0000:05:00.0", "", ""}};
   h.ib = {{"mlx5_0", 1, "0000:0d:00.0", "", ""}};
