@@ -233,6 +233,8 @@ void CauseWalk::scan_window(const Rule& r, const NameList& nl, size_t bi, size_t
                             F& accept) {
   Window* w = window_of(r, bi, ei);
   const bool plain = plain_where_[static_cast<size_t>(&r - kb_.rules.data())];
+  const Rec& own = ix_.rec(effect_ev);  // er with its own `hi`
+  const bool widened = er.hi != own.hi;
   const Topology::DeviceId eid = ix_.topo_id(er.device);
   const DevKey ekey{eid, topo_.same_job_key(eid)};
   for (size_t k = 0; k < ei - bi; ++k) {
@@ -254,9 +256,9 @@ void CauseWalk::scan_window(const Rule& r, const NameList& nl, size_t bi, size_t
     // hour's causes under `same_job`) it is the one that rejects nearly all.
     if (plain && !where_ok_ids(r, we.ev, {we.topo, we.job}, effect_ev, ekey)) continue;
     const bool same_clock = we.clock == er.clock;
-    rules::WindowFit fit = bound_only_fit(
-        rules::window_fit(we.span, er, same_clock, r, o_.clock_skew_s), we.span, ix_.rec(effect_ev),
-        er.hi != ix_.rec(effect_ev).hi, same_clock, r, o_.clock_skew_s);
+    rules::WindowFit fit =
+        bound_only_fit(rules::window_fit(we.span, er, same_clock, r, o_.clock_skew_s), we.span, own,
+                       widened, same_clock, r, o_.clock_skew_s);
     if (fit == rules::WindowFit::outside) continue;
     if (we.heal == kHealUnknown) we.heal = healed_at(we.ev);
     if (rules::after_heal(we.heal, er, same_clock, r, o_.clock_skew_s)) continue;
@@ -284,8 +286,10 @@ void CauseWalk::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_nam
   if (!nl) return;
   // The effect as far as its time is known: an untimed line's event may
   // have happened up to latest() (EventIndex::settle_inherited_times).
-  Rec er = ix_.rec(effect_ev);
+  const Rec& own = ix_.rec(effect_ev);
+  Rec er = own;
   er.hi = ix_.latest(effect_ev);
+  const bool widened = er.hi != own.hi;
   size_t taken = 0, scanned = 0;
   auto consider = [&](uint32_t c) -> bool {  // false: stop
     if (c == effect_ev) return true;
@@ -294,9 +298,8 @@ void CauseWalk::candidates(uint32_t effect_ev, const Rule& r, uint32_t cause_nam
       return false;
     }
     const Rec& rc = ix_.rec(c);
-    rules::WindowFit w =
-        bound_only_fit(window(rc, er, r), rc, ix_.rec(effect_ev), er.hi != ix_.rec(effect_ev).hi,
-                       rc.clock == er.clock, r, o_.clock_skew_s);
+    rules::WindowFit w = bound_only_fit(window(rc, er, r), rc, own, widened, rc.clock == er.clock,
+                                        r, o_.clock_skew_s);
     if (w == rules::WindowFit::outside) return true;
     if (rules::after_heal(healed_at(c), er, ix_.rec(c).clock == er.clock, r, o_.clock_skew_s))
       return true;
