@@ -502,14 +502,14 @@ void sig_complete(SigCtx& c) {
 }
 
 // A `suspect` only flags lines: it is never an event, so it cannot be a
-// root cause, a symptom, a storm or a multi-line message.
+// symptom, a storm or a multi-line message. Its `class` is only the emitter
+// family's guess for an unclassified root (docs/language.md).
 void check_suspect(SigCtx& c) {
   Sema& s = c.s;
   ResolvedSig& r = c.r;
   Signature& sig = r.sig;
   if (sig.suspect) {
     const char* bad = sig.background                     ? "background"
-                      : !sig.fault_class.empty()         ? "class"
                       : sig.symptom != SymptomKind::none ? "symptom"
                       : sig.patterns.size() > 1          ? "match ... then"
                       : sig.aggregate.count_at_least > 0 ? "aggregate"

@@ -24,7 +24,7 @@ struct IngestOptions {
   // Unrecognized (suspect-flagged) lines kept verbatim in IngestStats: at most
   // this many, and the first unrecognized_per_suspect of each suspect (per
   // file when reading with threads). `reflex events --unrecognized` raises both.
-  size_t unrecognized_samples = 10;
+  size_t unrecognized_samples = 24;
   uint64_t unrecognized_per_suspect = 3;
   // Streaming (the agent, `reflex watch`): a dedup fold's first line is
   // emitted at once (the event the fold would be if it closed now); when the

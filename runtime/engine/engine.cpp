@@ -648,16 +648,18 @@ void Engine::flush() {
 
 std::vector<Diagnosis> Engine::diagnose_all() {
   std::vector<Diagnosis> v;
+  std::shared_ptr<const KnowledgeBase> kb;
   impl_->locked([&] {
     if (impl_->ing) impl_->ing->finish();
     v = batch(*impl_->kb, *impl_->ki, *impl_->topo, *impl_->ix, impl_->o);
+    kb = impl_->kb;
   });
   IngestStats st = stats().ingest;
   // "Nothing recognized" is said before an unclassified root is added: that
   // root is a lead from the lines no signature read, not a recognition.
   const bool recognized_root =
       std::any_of(v.begin(), v.end(), [](const Diagnosis& d) { return !d.root_causes.empty(); });
-  engine::add_unclassified_roots(&v, st, *topology());
+  engine::add_unclassified_roots(&v, st, *topology(), *kb);
   for (auto& d : v)
     for (auto& n : engine::input_notes(st, !recognized_root)) d.notes.push_back(n);
   return v;

@@ -64,6 +64,25 @@ std::string device_of(const UnrecognizedLine& u, const Topology& topo, std::stri
   return host;
 }
 
+// The samples in the KB's order of its suspects (stable within one): the KB
+// lists first the families whose lines are causes (a PCIe error, a disk's I/O
+// error) and last those that are mostly echoes (a Python exception).
+std::vector<UnrecognizedLine> by_suspect_order(const std::vector<UnrecognizedLine>& samples,
+                                               const KnowledgeBase& kb) {
+  auto rank = [&](const std::string& name) {
+    for (size_t i = 0; i < kb.signatures.size(); ++i)
+      if (kb.signatures[i].name == name) return i;
+    return kb.signatures.size();
+  };
+  std::vector<std::pair<size_t, const UnrecognizedLine*>> order;
+  for (const UnrecognizedLine& u : samples) order.emplace_back(rank(u.suspect), &u);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<UnrecognizedLine> out;
+  for (const auto& [r, u] : order) out.push_back(*u);
+  return out;
+}
+
 std::string stable_id(const std::string& key) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : key) {
@@ -79,7 +98,7 @@ std::string stable_id(const std::string& key) {
 }  // namespace
 
 void add_unclassified_roots(std::vector<Diagnosis>* ds, const IngestStats& st, const Topology& topo,
-                            size_t max_roots) {
+                            const KnowledgeBase& kb, size_t max_roots) {
   if (st.unrecognized_samples.empty()) return;
   for (const Diagnosis& d : *ds)
     if (!d.root_causes.empty()) return;
@@ -90,7 +109,7 @@ void add_unclassified_roots(std::vector<Diagnosis>* ds, const IngestStats& st, c
   for (std::string& n : d.notes)
     if (n == "no job-level symptom and no fault evidence in the input")
       n = "no job-level symptom and no recognized fault evidence in the input";
-  for (const UnrecognizedLine& u : st.unrecognized_samples) {
+  for (const UnrecognizedLine& u : by_suspect_order(st.unrecognized_samples, kb)) {
     if (d.root_causes.size() >= max_roots) break;
     std::string component;
     std::string dev = device_of(u, topo, &component);
@@ -101,7 +120,10 @@ void add_unclassified_roots(std::vector<Diagnosis>* ds, const IngestStats& st, c
     RootCause rc;
     rc.device = dev;
     if (auto info = topo.device(dev)) rc.host = info->host;
-    rc.fault_class = "unclassified";
+    const Signature* family = kb.find_signature(u.suspect);
+    const std::string guess = family ? kb.standard_class(family->fault_class) : "";
+    rc.fault_class = guess.empty() ? "unclassified" : guess;
+    if (!guess.empty() && guess != family->fault_class) rc.subclass = family->fault_class;
     rc.event = u.suspect;
     rc.score = 0.1 / static_cast<double>(d.root_causes.size() + 1);
     rc.severity = Severity::info;
@@ -110,7 +132,10 @@ void add_unclassified_roots(std::vector<Diagnosis>* ds, const IngestStats& st, c
     if (dev.find('/') == std::string::npos)
       rc.component = component;  // the host, and the address it named
     rc.description =
-        "no signature recognizes this line, which looks like fault evidence: " + u.line;
+        guess.empty()
+            ? "no signature recognizes this line, which looks like fault evidence: " + u.line
+            : "no signature recognizes this line; the KB's suspect for its emitter family (" +
+                  u.suspect + ") says it is most likely " + guess + ": " + u.line;
     rc.action =
         "read the quoted line and the lines around it; if it is a fault, the emitter's "
         "catalog in kb/catalog/ and a signature for it make the next diagnosis exact";
@@ -120,7 +145,11 @@ void add_unclassified_roots(std::vector<Diagnosis>* ds, const IngestStats& st, c
     l.ev.evidence = u.evidence;
     l.ev.line = u.line;
     rc.chain.push_back(std::move(l));
-    rc.why = "unclassified: the only fault-like evidence in the input, recognized by no signature";
+    rc.why = guess.empty()
+                 ? "unclassified: the only fault-like evidence in the input, recognized by no "
+                   "signature"
+                 : "unclassified line, class from its emitter family: the only fault-like "
+                   "evidence in the input, recognized by no signature";
     d.root_causes.push_back(std::move(rc));
   }
   if (!d.root_causes.empty())

@@ -1,5 +1,6 @@
 // `suspect` (docs/language.md §5): a signature that only flags lines that look
-// like fault evidence; never an event, so it has no class, symptom or storm.
+// like fault evidence; never an event, so it has no symptom or storm. Its
+// optional class is only the emitter family's guess for an unclassified root.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -42,11 +43,22 @@ TEST(Suspect, LowersToAFlaggedSignature) {
 }
 
 TEST(Suspect, IsNeverARootOrASymptom) {
-  for (const char* stmt :
-       {"class host_kernel", "symptom crash", "aggregate count >= 3 within 1m"}) {
+  for (const char* stmt : {"symptom crash", "aggregate count >= 3 within 1m", "background"}) {
     CompileResult r = check_text(kb(stmt));
     EXPECT_TRUE(has_code(r, "E025")) << stmt << "\n" << dump(r);
   }
+}
+
+// The family's class is kept for the unclassified root, and must be declared.
+TEST(Suspect, MayNameItsFamilysClass) {
+  CompileResult r = check_text(kb("class host_kernel"));
+  ASSERT_TRUE(r.kb) << dump(r);
+  const Signature* s = r.kb->find_signature("suspect_nvrm");
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->suspect);
+  EXPECT_EQ(s->fault_class, "host_kernel");
+  CompileResult bad = check_text(kb("class no_such_class"));
+  EXPECT_FALSE(bad.ok()) << dump(bad);
 }
 
 TEST(Suspect, IsNotInTheCausalGraphNorAmbiguous) {

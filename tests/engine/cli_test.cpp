@@ -392,8 +392,7 @@ TEST(Cli, FilesStdinAndTarballAreInputsToo) {
       {"diagnose", "--kb", kb, "--topology", bundle + "/topology.json", "--host", "node-0018", "-"},
       text);
   ASSERT_EQ(undeclared.rc, 0) << undeclared.err;
-  EXPECT_EQ(undeclared.out.find("node-0018/pcie/0000:5c:00.0\", \"fault_class"),
-            std::string::npos);
+  EXPECT_EQ(undeclared.out.find("node-0018/pcie/0000:5c:00.0\", \"fault_class"), std::string::npos);
   EXPECT_NE(undeclared.out.find("refused as evidence"), std::string::npos);
   EXPECT_NE(undeclared.out.find("--kernel-capture - for standard input"), std::string::npos);
   Result p = run({"diagnose", "--kb", kb, "--topology", bundle + "/topology.json", "--host",
@@ -454,7 +453,7 @@ TEST(Cli, ModulesLoadOnFirstUseAndAMissingOneIsSaid) {
 // so a quiet report is not taken for a clean one: a kernel Xid line that came
 // through an app log is refused for transport; an NVRM error no signature knows
 // is "not understood", and with nothing recognized it is the unclassified root
-// (low confidence, no eviction).
+// (low confidence, no eviction) with the driver family's class.
 TEST(Cli, ReportSaysWhatItRefusedAndDidNotUnderstand) {
   const std::string kb = std::string(REFLEX_SOURCE_DIR) + "/kb";
   TempDir t;
@@ -470,7 +469,7 @@ TEST(Cli, ReportSaysWhatItRefusedAndDidNotUnderstand) {
   ASSERT_EQ(r.rc, 0) << r.err;
   json j = json::parse(r.out);
   ASSERT_EQ(j["root_causes"].size(), 1u) << j.dump(2);
-  EXPECT_EQ(j["root_causes"][0]["fault_class"], "unclassified") << j.dump(2);
+  EXPECT_EQ(j["root_causes"][0]["fault_class"], "gpu_hw") << j.dump(2);
   EXPECT_EQ(j["root_causes"][0]["basis"], "unclassified") << j.dump(2);
   EXPECT_EQ(j["root_causes"][0]["confidence"], "low") << j.dump(2);
   EXPECT_TRUE(j["eviction_set"].empty()) << j.dump(2);
