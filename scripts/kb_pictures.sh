@@ -39,7 +39,9 @@ families=$("$REFLEXC" graph --list-families "$KB")
 } >"$OUT/README.md"
 while read -r fam count; do
   [ -n "$fam" ] || continue
-  "$REFLEXC" graph --family "$fam" --depth 1 "$KB" | dot -Tsvg -o "$OUT/$fam.svg"
+  # nodesep 0.12 in (Graphviz's default is 0.25): the larger families stack
+  # many events in one rank, and the picture must stay a page one can scroll.
+  "$REFLEXC" graph --family "$fam" --depth 1 "$KB" | dot -Gnodesep=0.12 -Tsvg -o "$OUT/$fam.svg"
   echo "| $fam | $count | [$fam.svg]($fam.svg) |" >>"$OUT/README.md"
 done <<<"$families"
 echo "kb_pictures: wrote $(echo "$families" | wc -l) pictures to $OUT" >&2
